@@ -1,0 +1,161 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Boot Debian's own kernel (the one matching the installed headers) under
+# qemu TCG and run one command inside it.
+#
+#   scripts/vm.sh [options] -- command [args...]
+#
+#   --timeout S   kill the VM after S seconds (default 900)
+#   --log FILE    full console log (default $XNC_OUT/console.log)
+#   --out DIR     host directory shared read-write at the same path in the
+#                 guest, for results (default: a fresh mktemp dir)
+#   --smp N       vCPUs (default 2)
+#   --mem MB      guest memory (default 3072)
+#   --icount      -icount shift=1 (deterministic guest time; for benchmarks)
+#   --append STR  extra kernel command line
+#
+# The guest sees this machine's root file system read-only over virtio-9p
+# with a tmpfs overlay on top, so every host binary (ip, strongSwan, iperf3)
+# and the build tree are there, at the same paths.  Debian's modules for the
+# guest kernel are bind-mounted on /lib/modules.
+#
+# Exit status: the command's, or 124 on timeout, or 125 when the console
+# shows a kernel splat (BUG, WARNING, Oops, refcount, leaked netdev refs,
+# RCU stall, panic) even if the command itself succeeded.
+
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+timeout=900 smp=2 mem=3072 icount= append= log= out=
+
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--timeout) timeout=$2; shift 2 ;;
+	--log) log=$2; shift 2 ;;
+	--out) out=$2; shift 2 ;;
+	--smp) smp=$2; shift 2 ;;
+	--mem) mem=$2; shift 2 ;;
+	--icount) icount=1; shift ;;
+	--append) append=$2; shift 2 ;;
+	--) shift; break ;;
+	*) echo "vm.sh: unknown option $1" >&2; exit 2 ;;
+	esac
+done
+[ $# -gt 0 ] || { echo "vm.sh: no command given" >&2; exit 2; }
+
+# One qemu at a time on this 2-core machine: wait for any other run.
+exec 9>/tmp/xnc-qemu.lock
+flock 9
+
+ver=$("$here/kernel.sh" version)
+root=$("$here/kernel.sh" image)
+out=${out:-$(mktemp -d /tmp/xnc-vm.XXXXXX)}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+log=${log:-$out/console.log}
+: >"$log"
+
+work=$(mktemp -d /tmp/xnc-initrd.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+# The command to run, as a script on the host (the guest sees it over 9p).
+{
+	echo '#!/bin/sh'
+	printf 'cd %q\n' "$PWD"
+	printf 'export XNC_OUT=%q XNC_KVER=%q\n' "$out" "$ver"
+	printf '%q ' "$@"
+	echo
+} >"$out/cmd.sh"
+chmod +x "$out/cmd.sh"
+
+# --- initramfs: busybox + the few modules needed to reach the host root ---
+ird=$work/root
+mkdir -p "$ird"/{bin,dev,proc,sys,lower,upper,newroot,mods}
+cp /bin/busybox "$ird/bin/busybox"
+for m in virtio_pci 9pnet_virtio 9p overlay; do
+	modprobe -d "$root" -S "$ver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
+done | awk '!seen[$0]++' >"$work/mods"
+while read -r m; do
+	cp "$m" "$ird/mods/"
+	basename "$m" >>"$ird/mods/order"
+done <"$work/mods"
+
+cat >"$ird/init" <<EOF
+#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+for m in \$(cat /mods/order); do insmod /mods/\$m 2>/dev/null; done
+mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /lower || { echo XNC-INIT-FAIL 9p; poweroff -f; }
+mount -t tmpfs -o size=75% tmpfs /upper
+mkdir -p /upper/up /upper/work
+mount -t overlay -o lowerdir=/lower,upperdir=/upper/up,workdir=/upper/work overlay /newroot || { echo XNC-INIT-FAIL overlay; poweroff -f; }
+mkdir -p /newroot/lib/modules/$ver /newroot$out
+mount --bind /newroot$root/lib/modules/$ver /newroot/lib/modules/$ver
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 xncout /newroot$out || { echo XNC-INIT-FAIL out; poweroff -f; }
+umount /proc /sys
+exec switch_root /newroot /bin/sh $out/guest-init.sh
+EOF
+chmod +x "$ird/init"
+
+# Runs as PID 1 in the real root: set up a sane system, run the command,
+# report its status on the console, power off.
+cat >"$out/guest-init.sh" <<'EOF'
+#!/bin/sh
+export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev 2>/dev/null
+mkdir -p /dev/pts /dev/shm
+mount -t devpts devpts /dev/pts
+mount -t tmpfs tmpfs /dev/shm
+mount -t tmpfs tmpfs /run
+mkdir -p /run/netns /var/run/netns /run/lock
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mount -t configfs configfs /sys/kernel/config 2>/dev/null
+hostname xnc-guest
+ip link set lo up
+echo 1 > /proc/sys/kernel/panic_on_oops
+echo "XNC-GUEST-START $(uname -r)"
+EOF
+printf 'sh %q </dev/null\n' "$out/cmd.sh" >>"$out/guest-init.sh"
+cat >>"$out/guest-init.sh" <<'EOF'
+rc=$?
+sync
+echo "XNC-GUEST-EXIT $rc"
+echo o > /proc/sysrq-trigger
+# PID 1 must not exit: wait for the power-off to take effect
+while :; do sleep 1; done
+EOF
+
+(cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
+
+accel=(-accel tcg,thread=multi)
+[ -n "$icount" ] && accel=(-accel tcg -icount shift=1)
+
+timeout --foreground -k 10 "$timeout" \
+	qemu-system-x86_64 "${accel[@]}" -machine q35 -cpu max -smp "$smp" -m "$mem" \
+	-nographic -no-reboot -monitor none -serial stdio \
+	-kernel "$root/boot/vmlinuz-$ver" -initrd "$work/initrd.gz" \
+	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 net.ifnames=0 mitigations=off $append" \
+	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
+	-virtfs local,path="$out",mount_tag=xncout,security_model=none,multidevs=remap \
+	-nic none </dev/null 2>&1 | tr -d '\r' | tee -a "$log" |
+	if [ -n "${XNC_QUIET:-}" ]; then cat >/dev/null; else cat; fi || true
+
+grc=$(sed -n 's/.*XNC-GUEST-EXIT \([0-9]*\).*/\1/p' "$log" | tail -n1)
+splat='BUG:|WARNING:|Oops|general protection|refcount_t|unregister_netdevice: waiting|rcu_sched self-detected stall|rcu: INFO|RCU stall|Kernel panic|XNC-INIT-FAIL'
+if grep -aEn "$splat" "$log" >"$out/splats"; then
+	echo "vm.sh: kernel splat on the console ($log):" >&2
+	head -n 20 "$out/splats" >&2
+	exit 125
+fi
+if [ -z "$grc" ]; then
+	echo "vm.sh: guest did not report an exit status (timeout ${timeout}s or crash); console: $log" >&2
+	exit 124
+fi
+exit "$grc"
