@@ -1,0 +1,61 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# xfrm_nocache: out-of-tree build, lint, and tests in a VM running Debian's
+# own kernel.  See README.md.
+
+KVER_RUNNING := $(shell uname -r)
+ifneq ($(wildcard /lib/modules/$(KVER_RUNNING)/build/Makefile),)
+KDIR ?= /lib/modules/$(KVER_RUNNING)/build
+else
+# No build dir for the running kernel (a VM host without modules): use the
+# Debian headers that linux-headers-amd64 points at.
+KDIR ?= $(shell scripts/kernel.sh kdir 2>/dev/null)
+endif
+
+PWD := $(shell pwd)
+MOD := xfrm_nocache.ko
+SRCS := $(wildcard src/*.c include/*.h) Kbuild
+
+.PHONY: all module clean check demo install deps lint dkms-check help
+
+all: module
+
+module: $(MOD)
+
+$(MOD): $(SRCS)
+	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
+		echo "no kernel build dir: install linux-headers (make deps) or set KDIR" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(PWD) modules
+
+clean:
+	$(MAKE) -C $(KDIR) M=$(PWD) clean
+	rm -rf tests/out
+
+deps:
+	scripts/deps.sh
+
+install: $(MOD)
+	$(MAKE) -C $(KDIR) M=$(PWD) INSTALL_MOD_DIR=updates modules_install
+	depmod -a $(notdir $(KDIR:/build=))
+
+# Zero findings from W=1, sparse, checkpatch --strict, and the BH check.
+lint:
+	scripts/lint.sh
+
+# Every test, in a VM booting Debian's kernel; prints "N passed, N failed".
+check: $(MOD)
+	tests/run.sh
+
+demo: $(MOD)
+	scripts/demo.sh
+
+dkms-check:
+	tests/host/dkms.sh
+
+help:
+	@echo "make [all]    build xfrm_nocache.ko against $(KDIR)"
+	@echo "make deps     install build/test dependencies (Debian, apt)"
+	@echo "make check    run all tests in a VM on Debian's kernel"
+	@echo "make demo     boot the VM, load the module, show it working"
+	@echo "make lint     W=1 + sparse + checkpatch --strict, zero findings"
+	@echo "make install  install into /lib/modules/<ver>/updates"

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * xfrm_nocache: uncached xfrm policy->bundle resolution as a livepatch.
+ */
+#ifndef _XFRM_NOCACHE_H
+#define _XFRM_NOCACHE_H
+
+#include <linux/types.h>
+#include <linux/percpu.h>
+#include <net/flow.h>
+
+struct net;
+struct sock;
+struct dst_entry;
+struct sk_buff;
+struct xfrm_policy;
+struct xfrm_dst;
+struct xfrm_policy_afinfo;
+
+/* Kernel functions and data we need but that are not exported (ksyms.c). */
+struct xnc_ksyms {
+	struct xfrm_policy *(*sk_policy_lookup)(const struct sock *sk, int dir,
+						const struct flowi *fl,
+						u16 family, u32 if_id);
+	struct xfrm_policy *(*policy_lookup_bytype)(struct net *net, u8 type,
+						    const struct flowi *fl,
+						    u16 family, u8 dir,
+						    u32 if_id);
+	struct xfrm_dst *(*resolve_and_create_bundle)(struct xfrm_policy **pols,
+						      int num_pols,
+						      const struct flowi *fl,
+						      u16 family,
+						      struct dst_entry *dst_orig);
+	int (*queue_output)(struct net *net, struct sock *sk,
+			    struct sk_buff *skb);
+	const struct xfrm_policy_afinfo __rcu **policy_afinfo;
+};
+
+extern struct xnc_ksyms xnc_k;
+
+int xnc_ksyms_resolve(void);
+
+/*
+ * Counters, one set per network namespace, per CPU.  The order here is the
+ * order of the lines in /proc/net/xfrm_nocache (see xnc_stat_names).
+ */
+enum xnc_stat {
+	XNC_LOOKUPS,		/* every call of the resolution path */
+	XNC_LOOKUPS_V4,
+	XNC_LOOKUPS_V6,
+	XNC_SOCKET_POLICY,	/* resolved by a per-socket policy */
+	XNC_NO_POLICY,		/* no policy matched: route returned as is */
+	XNC_PASS,		/* policy allows, no transforms: passed */
+	XNC_TRANSFORMED,	/* returned a transforming bundle */
+	XNC_BUNDLES,		/* bundles freshly built (never reused) */
+	XNC_QUEUED,		/* no SA yet: queueing bundle returned */
+	XNC_BLOCKED,		/* policy action block (-EPERM) */
+	XNC_DEFAULT_BLOCK,	/* default policy block (-EPERM) */
+	XNC_NO_STATES,		/* no SA yet and not queued (-EREMOTE/-EAGAIN) */
+	XNC_ICMP_REFUSED,	/* ICMP lookup without the icmp flag (-ENOENT) */
+	XNC_POLICY_ERROR,	/* policy lookup or expansion failed */
+	XNC_BUNDLE_ERROR,	/* bundle creation failed */
+	XNC_ERRORS,		/* every error return, all causes */
+	XNC_STAT_MAX
+};
+
+struct xnc_pcpu_stats {
+	u64 v[XNC_STAT_MAX];
+};
+
+struct xnc_net {
+	/* what the hot path reads, under RCU; NULL once the netns is dying */
+	struct xnc_pcpu_stats __percpu *stats_live;
+	struct xnc_pcpu_stats __percpu *stats;
+};
+
+struct xnc_net *xnc_net(const struct net *net);
+
+int xnc_stats_init(void);
+void xnc_stats_exit(void);
+
+struct dst_entry *xnc_lookup_with_ifid(struct net *net,
+				       struct dst_entry *dst_orig,
+				       const struct flowi *fl,
+				       const struct sock *sk,
+				       int flags, u32 if_id);
+
+#endif /* _XFRM_NOCACHE_H */

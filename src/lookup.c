@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The replacement for xfrm_lookup_with_ifid(): find the output policy for a
+ * flow and build its bundle, every time, from scratch.
+ *
+ * Nothing is cached between calls: no per-CPU "last bundle", no per-socket
+ * or per-route bundle.  A cached bundle has to be validated (policy genid,
+ * every state still valid, every route still valid) before it may be used,
+ * and with many tunnels interleaving on one CPU that validation is mostly
+ * wasted.  Building afresh costs the same at 1 tunnel as at 10,000.
+ *
+ * The control flow follows stock 6.1 case by case: what a user can observe
+ * (errno, which SA carries the packet, policy use_time, the MIB counters in
+ * /proc/net/xfrm_stat) is the same.  The kernel's own primitives do the
+ * real work: the policy hash lookups, template resolution and bundle
+ * construction, and the hold queue for flows whose SA is still being
+ * negotiated.
+ *
+ * Context: callable from process and softirq context, like the original.
+ * Nothing here sleeps; the policy lookups take their own RCU read-side
+ * sections; we never toggle bottom halves.
+ */
+
+#include <linux/kernel.h>
+#include <linux/netdevice.h>
+#include <linux/timekeeping.h>
+#include <net/dst.h>
+#include <net/inet_sock.h>
+#include <net/ip6_fib.h>
+#include <net/xfrm.h>
+
+#include "xfrm_nocache.h"
+
+/*
+ * Policies for a flow: the socket's or the namespace's, then, for a sub
+ * policy that allows, the main policy it refines.  Returns the number of
+ * transforms to apply (>= 0), XNC_XFRMS_BLOCK when a policy forbids the
+ * flow, or a negative errno with no references held.
+ */
+#define XNC_XFRMS_BLOCK	(-1000)
+
+static int xnc_expand(const struct flowi *fl, u16 family,
+		      struct xfrm_policy **pols, int *num_pols)
+{
+	int i, num_xfrms;
+
+	if (!pols[0]) {
+		*num_pols = 0;
+		return 0;
+	}
+	if (IS_ERR(pols[0])) {
+		*num_pols = 0;
+		return PTR_ERR(pols[0]);
+	}
+	*num_pols = 1;
+	num_xfrms = pols[0]->xfrm_nr;
+
+#ifdef CONFIG_XFRM_SUB_POLICY
+	if (pols[0]->action == XFRM_POLICY_ALLOW &&
+	    pols[0]->type != XFRM_POLICY_TYPE_MAIN) {
+		pols[1] = xnc_k.policy_lookup_bytype(xp_net(pols[0]),
+						     XFRM_POLICY_TYPE_MAIN, fl,
+						     family, XFRM_POLICY_OUT,
+						     pols[0]->if_id);
+		if (IS_ERR(pols[1])) {
+			xfrm_pol_put(pols[0]);
+			*num_pols = 0;
+			return PTR_ERR(pols[1]);
+		}
+		if (pols[1]) {
+			*num_pols = 2;
+			num_xfrms += pols[1]->xfrm_nr;
+		}
+	}
+#endif
+	for (i = 0; i < *num_pols; i++)
+		if (pols[i]->action != XFRM_POLICY_ALLOW)
+			return XNC_XFRMS_BLOCK;
+	return num_xfrms;
+}
+
+/*
+ * A bundle without transforms, to carry the policies of a flow that passes,
+ * is blocked, or waits for its SAs.  With @queue it holds packets (sent by
+ * the kernel's policy hold-queue timer once the SAs exist); otherwise its
+ * route is NULL, which tells the caller the SAs are missing.
+ */
+static struct xfrm_dst *xnc_dummy_bundle(struct net *net, u16 family,
+					 const struct flowi *fl,
+					 struct dst_entry *dst_orig,
+					 bool queue)
+{
+	const struct xfrm_policy_afinfo *afinfo = NULL;
+	struct xfrm_dst *xdst;
+	struct dst_entry *dst;
+	int err;
+
+	/* afinfo (and the IPv6 module behind it) stays put while we hold RCU */
+	rcu_read_lock();
+	if (family <= AF_INET6)
+		afinfo = rcu_dereference(xnc_k.policy_afinfo[family]);
+	if (!afinfo) {
+		xdst = ERR_PTR(-EINVAL);
+		goto out;
+	}
+	xdst = dst_alloc(family == AF_INET ? &net->xfrm.xfrm4_dst_ops :
+					     &net->xfrm.xfrm6_dst_ops,
+			 NULL, 1, DST_OBSOLETE_NONE, 0);
+	if (!xdst) {
+		xdst = ERR_PTR(-ENOBUFS);
+		goto out;
+	}
+	memset_after(xdst, 0, u.dst);
+	if (!queue)
+		goto out;
+
+	/*
+	 * dst_alloc() left input/output on the kernel's discard handlers;
+	 * output now goes to the kernel's hold queue.  Never point a dst at
+	 * our own text: dsts outlive the module.
+	 */
+	dst = &xdst->u.dst;
+	dst_hold(dst_orig);
+	xdst->route = dst_orig;
+	dst_copy_metrics(dst, dst_orig);
+	dst->obsolete = DST_OBSOLETE_FORCE_CHK;
+	dst->flags |= DST_XFRM_QUEUE;
+	dst->lastuse = jiffies;
+	dst->output = xnc_k.queue_output;
+	dst_hold(dst_orig);
+	xfrm_dst_set_child(xdst, dst_orig);
+	xdst->path = dst_orig;
+	if (dst_orig->ops->family == AF_INET6) {
+		xdst->path_cookie = rt6_get_cookie(dst_rt6_info(dst_orig));
+		xdst->u.rt6.rt6i_nfheader_len = 0;
+	}
+
+	err = dst_orig->dev ? afinfo->fill_dst(xdst, dst_orig->dev, fl) :
+			      -ENODEV;
+	if (err) {
+		dst_release(dst);
+		xdst = ERR_PTR(err);
+	}
+out:
+	rcu_read_unlock();
+	return xdst;
+}
+
+/* What one lookup did, accounted once on the way out. */
+struct xnc_acct {
+	enum xnc_stat outcome;
+	bool sk_policy;
+	bool bundle;
+};
+
+static void xnc_account(struct net *net, u16 family,
+			const struct xnc_acct *a, bool error)
+{
+	struct xnc_net *xn = xnc_net(net);
+	struct xnc_pcpu_stats __percpu *stats;
+
+	/* The namespace's counters may be going away (see stats.c). */
+	rcu_read_lock();
+	stats = READ_ONCE(xn->stats_live);
+	if (likely(stats)) {
+		this_cpu_inc(stats->v[XNC_LOOKUPS]);
+		this_cpu_inc(stats->v[family == AF_INET ? XNC_LOOKUPS_V4 :
+							  XNC_LOOKUPS_V6]);
+		this_cpu_inc(stats->v[a->outcome]);
+		if (a->sk_policy)
+			this_cpu_inc(stats->v[XNC_SOCKET_POLICY]);
+		if (a->bundle)
+			this_cpu_inc(stats->v[XNC_BUNDLES]);
+		if (error)
+			this_cpu_inc(stats->v[XNC_ERRORS]);
+	}
+	rcu_read_unlock();
+}
+
+struct dst_entry *xnc_lookup_with_ifid(struct net *net,
+				       struct dst_entry *dst_orig,
+				       const struct flowi *fl,
+				       const struct sock *sk,
+				       int flags, u32 if_id)
+{
+	struct xfrm_policy *pols[XFRM_POLICY_TYPE_MAX];
+	struct xnc_acct acct = { .outcome = XNC_NO_POLICY };
+	u16 family = dst_orig->ops->family;
+	struct dst_entry *dst = NULL;
+	struct xfrm_dst *xdst = NULL;
+	int num_pols = 0, num_xfrms = 0;
+	/* references in pols[] we own; a bundle owns them otherwise */
+	int own_pols = 0;
+	int i, err;
+
+	/* A per-socket policy comes first (IKE daemons bypass with these). */
+	sk = sk_const_to_full_sk(sk);
+	if (sk && rcu_access_pointer(sk->sk_policy[XFRM_POLICY_OUT])) {
+		pols[0] = xnc_k.sk_policy_lookup(sk, XFRM_POLICY_OUT, fl,
+						 family, if_id);
+		num_xfrms = xnc_expand(fl, family, pols, &num_pols);
+		if (num_xfrms < 0 && num_xfrms != XNC_XFRMS_BLOCK) {
+			/* stock counts no MIB error for a socket policy */
+			err = num_xfrms;
+			acct.outcome = XNC_POLICY_ERROR;
+			goto drop_orig;
+		}
+		if (num_pols) {
+			acct.sk_policy = true;
+			own_pols = num_pols;
+			if (num_xfrms == 0 || num_xfrms == XNC_XFRMS_BLOCK)
+				goto decide;
+			xdst = xnc_k.resolve_and_create_bundle(pols, num_pols,
+							       fl, family,
+							       dst_orig);
+			if (IS_ERR(xdst)) {
+				xfrm_pols_put(pols, num_pols);
+				own_pols = 0;
+				err = PTR_ERR(xdst);
+				xdst = NULL;
+				if (err == -EREMOTE)
+					goto no_policy;
+				acct.outcome = XNC_BUNDLE_ERROR;
+				goto drop_orig;
+			}
+			if (!xdst) {
+				/* the templates are all optional */
+				num_xfrms = 0;
+				goto decide;
+			}
+			acct.bundle = true;
+			own_pols = 0;
+			dst = &xdst->u.dst;
+			goto decide;
+		}
+	}
+
+	/* Fast exits, as stock: nothing to look up for this route. */
+	if (!if_id && ((dst_orig->flags & DST_NOXFRM) ||
+		       !READ_ONCE(net->xfrm.policy_count[XFRM_POLICY_OUT])))
+		goto no_policy;
+
+	/* The namespace's policies: sub policies take precedence. */
+	pols[0] = NULL;
+	if (IS_ENABLED(CONFIG_XFRM_SUB_POLICY))
+		pols[0] = xnc_k.policy_lookup_bytype(net, XFRM_POLICY_TYPE_SUB,
+						     fl, family,
+						     XFRM_POLICY_OUT, if_id);
+	if (!pols[0])
+		pols[0] = xnc_k.policy_lookup_bytype(net, XFRM_POLICY_TYPE_MAIN,
+						     fl, family,
+						     XFRM_POLICY_OUT, if_id);
+	num_xfrms = xnc_expand(fl, family, pols, &num_pols);
+	if (num_xfrms < 0 && num_xfrms != XNC_XFRMS_BLOCK) {
+		XFRM_INC_STATS(net, LINUX_MIB_XFRMOUTPOLERROR);
+		err = num_xfrms;
+		acct.outcome = XNC_POLICY_ERROR;
+		goto drop_orig;
+	}
+	if (!num_pols)
+		goto no_policy;
+
+	if (num_xfrms > 0) {
+		xdst = xnc_k.resolve_and_create_bundle(pols, num_pols, fl,
+						       family, dst_orig);
+		if (IS_ERR(xdst)) {
+			err = PTR_ERR(xdst);
+			xdst = NULL;
+			if (err == -EREMOTE) {
+				xfrm_pols_put(pols, num_pols);
+				goto no_policy;
+			}
+			if (err != -EAGAIN) {
+				xfrm_pols_put(pols, num_pols);
+				acct.outcome = XNC_BUNDLE_ERROR;
+				goto drop_orig;
+			}
+			/* no SA yet: a dummy bundle carries the policies */
+		} else if (!xdst) {
+			num_xfrms = 0;
+		} else {
+			acct.bundle = true;
+		}
+	}
+	if (!xdst) {
+		bool queue = (flags & XFRM_LOOKUP_QUEUE) &&
+			     !net->xfrm.sysctl_larval_drop && num_xfrms > 0;
+
+		xdst = xnc_dummy_bundle(net, family, fl, dst_orig, queue);
+		if (IS_ERR(xdst)) {
+			xfrm_pols_put(pols, num_pols);
+			err = PTR_ERR(xdst);
+			acct.outcome = XNC_BUNDLE_ERROR;
+			goto drop_orig;
+		}
+		xdst->num_pols = num_pols;
+		xdst->num_xfrms = num_xfrms == XNC_XFRMS_BLOCK ? -1 : num_xfrms;
+		memcpy(xdst->pols, pols, sizeof(pols[0]) * num_pols);
+	}
+	/* the bundle now owns the policy references; pols[] borrows them */
+	dst = &xdst->u.dst;
+
+	if (!xdst->route && num_xfrms > 0) {
+		/*
+		 * Policies want transforms but the SAs are not there yet and
+		 * the caller cannot queue: drop (larval_drop makes the route
+		 * a blackhole in xfrm_lookup_route()) or ask to retry.
+		 */
+		XFRM_INC_STATS(net, LINUX_MIB_XFRMOUTNOSTATES);
+		err = net->xfrm.sysctl_larval_drop ? -EREMOTE : -EAGAIN;
+		acct.outcome = XNC_NO_STATES;
+		goto drop_dst;
+	}
+
+decide:
+	if ((flags & XFRM_LOOKUP_ICMP) &&
+	    !(pols[0]->flags & XFRM_POLICY_ICMP)) {
+		err = -ENOENT;
+		acct.outcome = XNC_ICMP_REFUSED;
+		goto drop_dst;
+	}
+
+	for (i = 0; i < num_pols; i++)
+		WRITE_ONCE(pols[i]->curlft.use_time, ktime_get_real_seconds());
+
+	if (num_xfrms == XNC_XFRMS_BLOCK) {
+		XFRM_INC_STATS(net, LINUX_MIB_XFRMOUTPOLBLOCK);
+		err = -EPERM;
+		acct.outcome = XNC_BLOCKED;
+		goto drop_dst;
+	}
+	if (num_xfrms > 0) {
+		dst_release(dst_orig);
+		acct.outcome = dst->flags & DST_XFRM_QUEUE ? XNC_QUEUED :
+							     XNC_TRANSFORMED;
+	} else {
+		dst_release(dst);
+		dst = dst_orig;
+		acct.outcome = XNC_PASS;
+	}
+	goto out;
+
+no_policy:
+	if ((!dst_orig->dev || !(dst_orig->dev->flags & IFF_LOOPBACK)) &&
+	    READ_ONCE(net->xfrm.policy_default[XFRM_POLICY_OUT]) ==
+	    XFRM_USERPOLICY_BLOCK) {
+		err = -EPERM;
+		acct.outcome = XNC_DEFAULT_BLOCK;
+		goto drop_orig;
+	}
+	if (flags & XFRM_LOOKUP_ICMP) {
+		/* no policy at all: nothing for ICMP to use */
+		err = -ENOENT;
+		goto drop_orig;
+	}
+	dst = dst_orig;
+out:
+	xfrm_pols_put(pols, own_pols);
+	if (dst->xfrm && dst->xfrm->props.mode == XFRM_MODE_TUNNEL)
+		dst->flags |= DST_XFRM_TUNNEL;
+	xnc_account(net, family, &acct, false);
+	return dst;
+
+drop_dst:
+	dst_release(dst);
+drop_orig:
+	if (!(flags & XFRM_LOOKUP_KEEP_DST_REF))
+		dst_release(dst_orig);
+	xfrm_pols_put(pols, own_pols);
+	xnc_account(net, family, &acct, true);
+	return ERR_PTR(err);
+}

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xfrm_nocache: resolve every outbound flow's xfrm policy to a bundle with
+ * no cache at all, as a livepatch of xfrm_lookup_with_ifid().
+ *
+ * Usage:
+ *   insmod xfrm_nocache.ko          patch applied; see
+ *                                   /sys/kernel/livepatch/xfrm_nocache/
+ *   cat /proc/net/xfrm_nocache      this namespace's counters
+ *   echo 0 > /sys/kernel/livepatch/xfrm_nocache/enabled
+ *   rmmod xfrm_nocache              stock path again
+ *
+ * Order matters: symbols first (nothing half-resolved is ever called),
+ * counters second (the patched path expects them in every namespace),
+ * the patch last.  On unload the livepatch core has already switched every
+ * task back to the stock function before module_exit can run.
+ */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/livepatch.h>
+#include <linux/module.h>
+
+#include "xfrm_nocache.h"
+
+static struct klp_func xnc_funcs[] = {
+	{
+		.old_name = "xfrm_lookup_with_ifid",
+		.new_func = xnc_lookup_with_ifid,
+	}, { }
+};
+
+static struct klp_object xnc_objs[] = {
+	{
+		/* NULL name: vmlinux, where CONFIG_XFRM=y puts net/xfrm */
+		.funcs = xnc_funcs,
+	}, { }
+};
+
+static struct klp_patch xnc_patch = {
+	.mod = THIS_MODULE,
+	.objs = xnc_objs,
+};
+
+static int __init xnc_init(void)
+{
+	int err;
+
+	err = xnc_ksyms_resolve();
+	if (err)
+		return err;
+	err = xnc_stats_init();
+	if (err)
+		return err;
+	err = klp_enable_patch(&xnc_patch);
+	if (err) {
+		pr_err("cannot enable the livepatch: %d\n", err);
+		xnc_stats_exit();
+		return err;
+	}
+	return 0;
+}
+
+static void __exit xnc_exit(void)
+{
+	xnc_stats_exit();
+}
+
+module_init(xnc_init);
+module_exit(xnc_exit);
+MODULE_LICENSE("GPL");
+MODULE_DESCRIPTION("Uncached xfrm policy to bundle resolution (livepatch)");
+MODULE_INFO(livepatch, "Y");

@@ -1,0 +1,115 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-namespace, per-CPU counters, shown in /proc/net/xfrm_nocache in the
+ * "Name value" format of /proc/net/xfrm_stat.
+ *
+ * The hot path only does this_cpu_inc() on its own CPU's slot; summing is
+ * left to the reader.  A reader racing an increment may see a total one
+ * short; nobody can tell that from a packet arriving a moment later.
+ *
+ * A dying namespace can still see lookups after our exit handler ran: the
+ * xfrm policy hold-queue timer is only stopped by xfrm's own exit, which
+ * comes later.  So the hot path reads the per-CPU pointer under RCU and
+ * tolerates NULL, and we free it only after a grace period (once per
+ * batch of dying namespaces, so netns teardown does not pay one each).
+ */
+
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <net/net_namespace.h>
+#include <net/netns/generic.h>
+
+#include "xfrm_nocache.h"
+
+static unsigned int xnc_net_id __read_mostly;
+
+static const char * const xnc_stat_names[XNC_STAT_MAX] = {
+	[XNC_LOOKUPS]		= "Lookups",
+	[XNC_LOOKUPS_V4]	= "LookupsIPv4",
+	[XNC_LOOKUPS_V6]	= "LookupsIPv6",
+	[XNC_SOCKET_POLICY]	= "SocketPolicy",
+	[XNC_NO_POLICY]		= "NoPolicy",
+	[XNC_PASS]		= "PassUntransformed",
+	[XNC_TRANSFORMED]	= "Transformed",
+	[XNC_BUNDLES]		= "BundlesCreated",
+	[XNC_QUEUED]		= "Queued",
+	[XNC_BLOCKED]		= "Blocked",
+	[XNC_DEFAULT_BLOCK]	= "DefaultBlock",
+	[XNC_NO_STATES]		= "NoStates",
+	[XNC_ICMP_REFUSED]	= "IcmpRefused",
+	[XNC_POLICY_ERROR]	= "PolicyError",
+	[XNC_BUNDLE_ERROR]	= "BundleError",
+	[XNC_ERRORS]		= "Errors",
+};
+
+struct xnc_net *xnc_net(const struct net *net)
+{
+	return net_generic(net, xnc_net_id);
+}
+
+static int xnc_stats_show(struct seq_file *seq, void *v)
+{
+	struct xnc_net *xn = xnc_net(seq_file_single_net(seq));
+	u64 sum[XNC_STAT_MAX] = {};
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		const struct xnc_pcpu_stats *s = per_cpu_ptr(xn->stats, cpu);
+
+		for (i = 0; i < XNC_STAT_MAX; i++)
+			sum[i] += READ_ONCE(s->v[i]);
+	}
+	for (i = 0; i < XNC_STAT_MAX; i++)
+		seq_printf(seq, "%-24s\t%llu\n", xnc_stat_names[i], sum[i]);
+	return 0;
+}
+
+static int __net_init xnc_net_init(struct net *net)
+{
+	struct xnc_net *xn = xnc_net(net);
+
+	xn->stats = alloc_percpu(struct xnc_pcpu_stats);
+	if (!xn->stats)
+		return -ENOMEM;
+	xn->stats_live = xn->stats;
+	if (!proc_create_net_single("xfrm_nocache", 0444, net->proc_net,
+				    xnc_stats_show, NULL)) {
+		free_percpu(xn->stats);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static void __net_exit xnc_net_exit(struct net *net)
+{
+	remove_proc_entry("xfrm_nocache", net->proc_net);
+}
+
+static void __net_exit xnc_net_exit_batch(struct list_head *net_list)
+{
+	struct net *net;
+
+	list_for_each_entry(net, net_list, exit_list)
+		WRITE_ONCE(xnc_net(net)->stats_live, NULL);
+	synchronize_rcu();
+	list_for_each_entry(net, net_list, exit_list)
+		free_percpu(xnc_net(net)->stats);
+}
+
+static struct pernet_operations xnc_net_ops = {
+	.init = xnc_net_init,
+	.exit = xnc_net_exit,
+	.exit_batch = xnc_net_exit_batch,
+	.id = &xnc_net_id,
+	.size = sizeof(struct xnc_net),
+};
+
+int xnc_stats_init(void)
+{
+	return register_pernet_subsys(&xnc_net_ops);
+}
+
+void xnc_stats_exit(void)
+{
+	unregister_pernet_subsys(&xnc_net_ops);
+}
