@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Helpers for guest tests: source it.  Run directly with "unload" to remove
+# the module whatever state it is in.
+
+XNC_TOP=${XNC_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
+XNC_KO=${XNC_KO:-$XNC_TOP/xfrm_nocache.ko}
+LP=/sys/kernel/livepatch/xfrm_nocache
+
+fail() { echo "$*"; exit 1; }
+skip() { echo "$*"; exit 4; }
+log() { echo "# $*"; }
+
+# wait_for SECONDS CMD...: poll every 0.1 s until CMD succeeds
+wait_for() {
+	local t=$(($1 * 10)); shift
+	while [ $t -gt 0 ]; do
+		"$@" && return 0
+		sleep 0.1
+		t=$((t - 1))
+	done
+	return 1
+}
+
+lp_settled() { [ "$(cat $LP/transition 2>/dev/null)" = 0 ]; }
+lp_gone() { [ ! -e $LP ]; }
+mod_loaded() { grep -q '^xfrm_nocache ' /proc/modules; }
+
+# Load and wait until every task runs the patched function.
+xnc_load() {
+	insmod "$XNC_KO" "$@" || return 1
+	wait_for 30 lp_settled || { echo "livepatch transition did not finish"; return 1; }
+	[ "$(cat $LP/enabled)" = 1 ]
+}
+
+# Disable the livepatch (back to stock), keep the module.
+xnc_disable() {
+	[ -e $LP ] || return 0
+	echo 0 >$LP/enabled || return 1
+	wait_for 30 lp_gone || { echo "livepatch did not go away"; return 1; }
+}
+
+# Disable and remove.
+xnc_unload() {
+	xnc_disable || return 1
+	if mod_loaded; then
+		wait_for 10 rmmod xfrm_nocache 2>/dev/null || return 1
+	fi
+	! mod_loaded
+}
+
+# xnc_stat NAME [NETNS]: one counter of /proc/net/xfrm_nocache
+xnc_stat() {
+	local f=/proc/net/xfrm_nocache
+	if [ -n "${2:-}" ]; then
+		ip netns exec "$2" awk -v n="$1" '$1 == n { print $2 }' $f
+	else
+		awk -v n="$1" '$1 == n { print $2 }' $f
+	fi
+}
+
+# mib NAME [NETNS]: one counter of /proc/net/xfrm_stat
+mib() {
+	if [ -n "${2:-}" ]; then
+		ip netns exec "$2" awk -v n="$1" '$1 == n { print $2 }' /proc/net/xfrm_stat
+	else
+		awk -v n="$1" '$1 == n { print $2 }' /proc/net/xfrm_stat
+	fi
+}
+
+# sa_packets NETNS SPI: packets carried by that SA (ip -s xfrm state)
+sa_packets() {
+	ip -n "$1" -s xfrm state list spi "$2" |
+		awk '/lifetime current:/ { getline; split($2, a, "("); print a[1]; exit }'
+}
+
+# expect_eq WHAT GOT WANT
+expect_eq() {
+	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"
+}
+
+# expect_ge WHAT GOT MIN
+expect_ge() {
+	[ "$2" -ge "$3" ] 2>/dev/null || fail "$1: got '$2', want >= $3"
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ] && [ "${1:-}" = unload ]; then
+	xnc_unload
+fi

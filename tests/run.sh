@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Run every test: host-side ones here, guest-side ones in one VM boot of
+# Debian's kernel.  Prints one line per test and a final "N passed, N failed".
+#
+#   tests/run.sh [PATTERN]     only tests whose name matches PATTERN (grep -E)
+#
+# Environment: XNC_TEST_TIMEOUT (VM seconds, default 4800), XNC_OUT (results
+# directory, default tests/out).
+
+set -uo pipefail
+shopt -s nullglob
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+pattern=${1:-${T:-.}}
+out=${XNC_OUT:-$top/tests/out}
+rm -rf "$out"
+mkdir -p "$out"
+
+pass=0 fail=0 skip=0
+count() {
+	pass=$((pass + $(grep -c '^ok ' "$1"))) || true
+	fail=$((fail + $(grep -c '^FAIL ' "$1"))) || true
+	skip=$((skip + $(grep -c '^skip ' "$1"))) || true
+}
+
+# Host-side tests (no VM): tests/host/*.sh
+: >"$out/host.results"
+for t in tests/host/*.sh; do
+	name=host/$(basename "$t" .sh)
+	echo "$name" | grep -qE -- "$pattern" || continue
+	if bash "$t" >"$out/${name//\//_}.log" 2>&1; then
+		echo "ok $name" | tee -a "$out/host.results"
+	else
+		rc=$?
+		if [ $rc = 4 ]; then
+			echo "skip $name: $(tail -n1 "$out/${name//\//_}.log")" | tee -a "$out/host.results"
+		else
+			echo "FAIL $name: $(tail -n1 "$out/${name//\//_}.log")" | tee -a "$out/host.results"
+		fi
+	fi
+done
+count "$out/host.results"
+
+# Guest-side tests: one boot, tests/guest/runner.sh runs them in order.
+if ls tests/guest/t-*.sh 2>/dev/null | xargs -n1 basename | sed 's/^t-//; s/\.sh$//' |
+   grep -qE -- "$pattern"; then
+	XNC_QUIET=${XNC_QUIET-1} scripts/vm.sh --timeout "${XNC_TEST_TIMEOUT:-4800}" \
+		--out "$out" --log "$out/console.log" -- \
+		"$top/tests/guest/runner.sh" "$pattern"
+	vrc=$?
+	touch "$out/guest.results"
+	cat "$out/guest.results"
+	count "$out/guest.results"
+	if [ $vrc -ne 0 ] && [ $vrc -ne 1 ]; then
+		# 1 is "some test failed" (already counted); anything else is the
+		# VM itself: timeout, crash, or a splat on the console.
+		echo "FAIL vm: scripts/vm.sh exited $vrc (see $out/console.log)"
+		[ -s "$out/splats" ] && head -n 20 "$out/splats"
+		fail=$((fail + 1))
+	fi
+fi
+
+if [ $skip -gt 0 ]; then
+	echo "$pass passed, $fail failed, $skip skipped"
+else
+	echo "$pass passed, $fail failed"
+fi
+[ $fail -eq 0 ] && [ $((pass + fail)) -gt 0 ]
