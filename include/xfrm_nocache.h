@@ -61,6 +61,8 @@ enum xnc_stat {
 	XNC_POLICY_ERROR,	/* policy lookup or expansion failed */
 	XNC_BUNDLE_ERROR,	/* bundle creation failed */
 	XNC_ERRORS,		/* every error return, all causes */
+	XNC_NOTIFIER_EVENTS,	/* NETDEV_DOWN events seen (notifier.c) */
+	XNC_SAS_FLUSHED,	/* offloaded SAs deleted on NETDEV_DOWN */
 	XNC_STAT_MAX
 };
 
@@ -78,6 +80,10 @@ struct xnc_net *xnc_net(const struct net *net);
 
 int xnc_stats_init(void);
 void xnc_stats_exit(void);
+void xnc_count(struct net *net, enum xnc_stat stat, u64 n);
+
+int xnc_notifier_init(void);
+void xnc_notifier_exit(void);
 
 struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 				       struct dst_entry *dst_orig,

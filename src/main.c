@@ -14,6 +14,12 @@
  * counters second (the patched path expects them in every namespace),
  * the patch last.  On unload the livepatch core has already switched every
  * task back to the stock function before module_exit can run.
+ *
+ * The netdevice notifier (notifier.c) comes after the counters it adds to
+ * and before the patch: when klp_enable_patch() fails it is unregistered
+ * again, counters last.  It does not depend on the patched function, so it
+ * stays in force from load to rmmod, including the time between disabling
+ * the livepatch and rmmod; module_exit removes it before the counters.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -52,9 +58,16 @@ static int __init xnc_init(void)
 	err = xnc_stats_init();
 	if (err)
 		return err;
+	err = xnc_notifier_init();
+	if (err) {
+		pr_err("cannot register the netdevice notifier: %d\n", err);
+		xnc_stats_exit();
+		return err;
+	}
 	err = klp_enable_patch(&xnc_patch);
 	if (err) {
 		pr_err("cannot enable the livepatch: %d\n", err);
+		xnc_notifier_exit();
 		xnc_stats_exit();
 		return err;
 	}
@@ -63,6 +76,7 @@ static int __init xnc_init(void)
 
 static void __exit xnc_exit(void)
 {
+	xnc_notifier_exit();
 	xnc_stats_exit();
 }
 

@@ -40,11 +40,29 @@ static const char * const xnc_stat_names[XNC_STAT_MAX] = {
 	[XNC_POLICY_ERROR]	= "PolicyError",
 	[XNC_BUNDLE_ERROR]	= "BundleError",
 	[XNC_ERRORS]		= "Errors",
+	[XNC_NOTIFIER_EVENTS]	= "NotifierEvents",
+	[XNC_SAS_FLUSHED]	= "SAsFlushed",
 };
 
 struct xnc_net *xnc_net(const struct net *net)
 {
 	return net_generic(net, xnc_net_id);
+}
+
+/*
+ * Add @n to one counter of @net from outside the lookup path (process
+ * context is fine: this_cpu_add() is preempt-safe).  The namespace may be
+ * dying, as for the hot path.
+ */
+void xnc_count(struct net *net, enum xnc_stat stat, u64 n)
+{
+	struct xnc_pcpu_stats __percpu *stats;
+
+	rcu_read_lock();
+	stats = READ_ONCE(xnc_net(net)->stats_live);
+	if (stats)
+		this_cpu_add(stats->v[stat], n);
+	rcu_read_unlock();
 }
 
 static int xnc_stats_show(struct seq_file *seq, void *v)
@@ -71,12 +89,12 @@ static int __net_init xnc_net_init(struct net *net)
 	xn->stats = alloc_percpu(struct xnc_pcpu_stats);
 	if (!xn->stats)
 		return -ENOMEM;
-	xn->stats_live = xn->stats;
 	if (!proc_create_net_single("xfrm_nocache", 0444, net->proc_net,
 				    xnc_stats_show, NULL)) {
 		free_percpu(xn->stats);
 		return -ENOMEM;
 	}
+	xn->stats_live = xn->stats;
 	return 0;
 }
 

@@ -7,7 +7,7 @@
 #   tests/run.sh [PATTERN]     only tests whose name matches PATTERN (grep -E)
 #
 # Environment: XNC_TEST_TIMEOUT (VM seconds, default 4800), XNC_OUT (results
-# directory, default tests/out).
+# directory, default a new one under tests/out/).
 
 set -uo pipefail
 shopt -s nullglob
@@ -15,9 +15,11 @@ shopt -s nullglob
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 pattern=${1:-${T:-.}}
-out=${XNC_OUT:-$top/tests/out}
-rm -rf "$out"
+# a fresh directory per run (several runs may wait on the VM lock at once);
+# tests/out/latest points at the newest
+out=${XNC_OUT:-$top/tests/out/$(date +%Y%m%d-%H%M%S)-$$}
 mkdir -p "$out"
+ln -sfn "$out" "$top/tests/out/latest" 2>/dev/null || true
 
 pass=0 fail=0 skip=0
 count() {
@@ -47,6 +49,12 @@ count "$out/host.results"
 # Guest-side tests: one boot, tests/guest/runner.sh runs them in order.
 if ls tests/guest/t-*.sh 2>/dev/null | xargs -n1 basename | sed 's/^t-//; s/\.sh$//' |
    grep -qE -- "$pattern"; then
+	# netdevsim, the simulated offload NIC of t-40-offload-*: built into
+	# the host cache; the guest reads the path from $out/netdevsim.path.
+	scripts/netdevsim.sh >"$out/netdevsim.path" 2>"$out/netdevsim.log" || {
+		rm -f "$out/netdevsim.path"
+		echo "netdevsim.sh failed (see $out/netdevsim.log): t-40-offload-* will fail" >&2
+	}
 	XNC_QUIET=${XNC_QUIET-1} scripts/vm.sh --timeout "${XNC_TEST_TIMEOUT:-4800}" \
 		--out "$out" --log "$out/console.log" -- \
 		"$top/tests/guest/runner.sh" "$pattern"

@@ -1,0 +1,84 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build the kernel's netdevsim (a simulated NIC with ESP offload) out of
+# tree, from Debian's linux-source-6.1 tarball against the headers of the
+# kernel the tests boot.  Debian does not ship it (CONFIG_NETDEVSIM is not
+# set), and nothing of it is kept in this repository.
+#
+#   scripts/netdevsim.sh        build if needed, print the path of the .ko
+#
+# Cache: $XNC_CACHE/netdevsim-<kver>/netdevsim.ko (default XNC_CACHE
+# /var/cache/xfrm_nocache), outside the repo.  Idempotent: rebuilt only
+# when the kernel version or the linux-source package version changed.
+# The guest sees the host root read-only, so it loads the module from the
+# same path (tests/run.sh writes it to $XNC_OUT/netdevsim.path).  Its one
+# module dependency is psample (modinfo: "depends: psample").
+
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+XNC_CACHE=${XNC_CACHE:-/var/cache/xfrm_nocache}
+TARBALL=${XNC_KSRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
+
+die() { echo "netdevsim.sh: $*" >&2; exit 1; }
+
+kver=$("$here/kernel.sh" version)
+kdir=$("$here/kernel.sh" kdir)
+[ -r "$TARBALL" ] || die "$TARBALL missing (run scripts/deps.sh)"
+srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)
+stamp="kver=$kver source=${srcver:-unknown} esp-features=toggleable"
+
+dir=$XNC_CACHE/netdevsim-$kver
+ko=$dir/netdevsim.ko
+mkdir -p "$dir"
+
+# Two make checks at once must not build into the same place.
+exec 8>"$dir/.lock"
+flock 8
+
+if [ -f "$ko" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
+	echo "$ko"
+	exit 0
+fi
+rm -f "$ko" "$dir/.stamp"
+
+tmp=$(mktemp -d "$dir/.build.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+echo "netdevsim.sh: building netdevsim for $kver from $TARBALL" >&2
+tar -xJf "$TARBALL" -C "$tmp" --strip-components=3 \
+	linux-source-6.1/drivers/net/netdevsim ||
+	die "no drivers/net/netdevsim in $TARBALL"
+
+# One change, made here and checked: 6.1's netdevsim sets its ESP offload
+# features in dev->features only, so ethtool shows them "[fixed]" and
+# "ethtool -K <dev> esp-hw-offload off" is refused.  Real offload NICs
+# (ixgbe, mlx5) list them in hw_features too, and switching the feature off
+# with SAs bound is the case the module's notifier exists for; so the port
+# gets them in hw_features as well, like those drivers.
+nsim_ipsec=$tmp/netdevsim/ipsec.c
+want='ns->netdev->features |= NSIM_ESP_FEATURES;'
+grep -qF "$want" "$nsim_ipsec" || die "ipsec.c changed: no '$want'"
+sed -i "s/^\(\t\)\(ns->netdev->\)features |= NSIM_ESP_FEATURES;\$/&\n\1\2hw_features |= NSIM_ESP_FEATURES;/" \
+	"$nsim_ipsec"
+grep -qF 'ns->netdev->hw_features |= NSIM_ESP_FEATURES;' "$nsim_ipsec" ||
+	die "could not make the ESP features toggleable in $nsim_ipsec"
+
+# The headers' .config has CONFIG_NETDEVSIM unset; setting it on the command
+# line is enough for its Makefile.  Everything else it wants is there and
+# exported: CONFIG_XFRM_OFFLOAD=y (ipsec.c, the part we need),
+# CONFIG_BPF_SYSCALL=y (bpf.c), CONFIG_PSAMPLE=m (psample.c), devlink and
+# debugfs built in.  So the whole driver is built, nothing left out.
+make -C "$kdir" M="$tmp/netdevsim" CONFIG_NETDEVSIM=m modules >"$tmp/build.log" 2>&1 || {
+	tail -n 30 "$tmp/build.log" >&2
+	die "build failed"
+}
+# modpost only warns about symbols the kernel does not export: refuse those,
+# the module would not load.
+if grep -E 'WARNING: modpost: .*undefined' "$tmp/build.log" >&2; then
+	die "netdevsim needs symbols $kver does not export"
+fi
+cp "$tmp/netdevsim/netdevsim.ko" "$ko.tmp"
+mv "$ko.tmp" "$ko"
+echo "$stamp" >"$dir/.stamp"
+echo "$ko"
