@@ -14,9 +14,9 @@ endif
 
 PWD := $(shell pwd)
 MOD := xfrm_nocache.ko
-SRCS := $(wildcard src/*.c include/*.h) Kbuild
+SRCS := $(wildcard src/*.c src/*.h include/*.h) Kbuild
 
-.PHONY: all module clean check demo install deps lint dkms-check help
+.PHONY: all module clean check demo install deps lint dkms-check help tools
 
 all: module
 
@@ -29,7 +29,7 @@ $(MOD): $(SRCS)
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
-	rm -rf tests/out
+	rm -rf tests/out $(TOOLS)
 
 deps:
 	scripts/deps.sh
@@ -42,8 +42,15 @@ install: $(MOD)
 lint:
 	scripts/lint.sh
 
+TOOLS := tests/tools/xsend
+
+tests/tools/%: tests/tools/%.c
+	$(CC) -O2 -Wall -Wextra -o $@ $<
+
+tools: $(TOOLS)
+
 # Every test, in a VM booting Debian's kernel; prints "N passed, N failed".
-check: $(MOD)
+check: $(MOD) $(TOOLS)
 	tests/run.sh
 
 demo: $(MOD)

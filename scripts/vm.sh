@@ -63,6 +63,10 @@ trap 'rm -rf "$work"' EXIT
 {
 	echo '#!/bin/sh'
 	printf 'cd %q\n' "$PWD"
+	# the caller's XNC_* settings reach the guest
+	for v in $(compgen -e | grep -E '^XNC_[A-Z0-9_]+$'); do
+		printf 'export %s=%q\n' "$v" "${!v}"
+	done
 	printf 'export XNC_OUT=%q XNC_KVER=%q\n' "$out" "$ver"
 	printf '%q ' "$@"
 	echo
@@ -110,6 +114,10 @@ mount -t proc proc /proc
 mount -t sysfs sys /sys
 mount -t devtmpfs dev /dev 2>/dev/null
 mkdir -p /dev/pts /dev/shm
+ln -sf /proc/self/fd /dev/fd
+ln -sf /proc/self/fd/0 /dev/stdin
+ln -sf /proc/self/fd/1 /dev/stdout
+ln -sf /proc/self/fd/2 /dev/stderr
 mount -t devpts devpts /dev/pts
 mount -t tmpfs tmpfs /dev/shm
 mount -t tmpfs tmpfs /run
