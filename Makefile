@@ -16,7 +16,7 @@ PWD := $(shell pwd)
 MOD := xfrm_nocache.ko
 SRCS := $(wildcard src/*.c src/*.h include/*.h) Kbuild
 
-.PHONY: all module clean check demo install deps lint dkms-check help tools
+.PHONY: all module clean check demo install deps lint dkms-check help tools stats
 
 all: module
 
@@ -55,6 +55,10 @@ check: $(MOD) $(TOOLS)
 
 demo: $(MOD)
 	scripts/demo.sh
+
+# counters and latency histogram of a running system (this machine)
+stats:
+	scripts/xnc-stats.sh $(if $(NS),-n $(NS)) $(INTERVAL)
 
 dkms-check:
 	tests/host/dkms.sh

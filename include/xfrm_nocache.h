@@ -66,9 +66,16 @@ enum xnc_stat {
 	XNC_STAT_MAX
 };
 
+/* resolution latency: bucket i counts lookups of [2^i, 2^(i+1)) ns */
+#define XNC_LAT_BUCKETS	32
+
 struct xnc_pcpu_stats {
 	u64 v[XNC_STAT_MAX];
+	u64 lat[XNC_LAT_BUCKETS];
 };
+
+/* latency=1: time every resolution into the histogram (stats.c) */
+extern bool xnc_latency;
 
 struct xnc_net {
 	/* what the hot path reads, under RCU; NULL once the netns is dying */
@@ -77,6 +84,7 @@ struct xnc_net {
 };
 
 struct xnc_net *xnc_net(const struct net *net);
+const char *xnc_stat_name(enum xnc_stat s);
 
 int xnc_stats_init(void);
 void xnc_stats_exit(void);

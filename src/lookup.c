@@ -30,6 +30,7 @@
 #include <net/xfrm.h>
 
 #include "xfrm_nocache.h"
+#include "xnc_trace.h"
 
 /*
  * Policies for a flow: the socket's or the namespace's, then, for a sub
@@ -151,13 +152,19 @@ struct xnc_acct {
 	enum xnc_stat outcome;
 	bool sk_policy;
 	bool bundle;
+	u64 start;		/* ns, only when timing */
 };
 
-static void xnc_account(struct net *net, u16 family,
-			const struct xnc_acct *a, bool error)
+static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
+			u32 if_id, int num_pols, int num_xfrms,
+			const struct xnc_acct *a, int err)
 {
 	struct xnc_net *xn = xnc_net(net);
 	struct xnc_pcpu_stats __percpu *stats;
+	u64 ns = 0;
+
+	if (unlikely(a->start))
+		ns = ktime_get_ns() - a->start;
 
 	/* The namespace's counters may be going away (see stats.c). */
 	rcu_read_lock();
@@ -171,10 +178,18 @@ static void xnc_account(struct net *net, u16 family,
 			this_cpu_inc(stats->v[XNC_SOCKET_POLICY]);
 		if (a->bundle)
 			this_cpu_inc(stats->v[XNC_BUNDLES]);
-		if (error)
+		if (err)
 			this_cpu_inc(stats->v[XNC_ERRORS]);
+		if (unlikely(READ_ONCE(xnc_latency) && a->start))
+			this_cpu_inc(stats->lat[min_t(int, ilog2(ns | 1),
+						      XNC_LAT_BUCKETS - 1)]);
 	}
 	rcu_read_unlock();
+
+	if (trace_xnc_lookup_enabled())
+		trace_xnc_lookup(net, fl, family, if_id, num_pols,
+				 num_xfrms == XNC_XFRMS_BLOCK ? -1 : num_xfrms,
+				 err, xnc_stat_name(a->outcome), ns);
 }
 
 struct dst_entry *xnc_lookup_with_ifid(struct net *net,
@@ -192,6 +207,10 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 	/* references in pols[] we own; a bundle owns them otherwise */
 	int own_pols = 0;
 	int i, err;
+
+	/* timing costs two clock reads: only when someone looks */
+	if (unlikely(READ_ONCE(xnc_latency) || trace_xnc_lookup_enabled()))
+		acct.start = ktime_get_ns();
 
 	/* A per-socket policy comes first (IKE daemons bypass with these). */
 	sk = sk_const_to_full_sk(sk);
@@ -358,7 +377,7 @@ out:
 	xfrm_pols_put(pols, own_pols);
 	if (dst->xfrm && dst->xfrm->props.mode == XFRM_MODE_TUNNEL)
 		dst->flags |= DST_XFRM_TUNNEL;
-	xnc_account(net, family, &acct, false);
+	xnc_account(net, fl, family, if_id, num_pols, num_xfrms, &acct, 0);
 	return dst;
 
 drop_dst:
@@ -367,6 +386,6 @@ drop_orig:
 	if (!(flags & XFRM_LOOKUP_KEEP_DST_REF))
 		dst_release(dst_orig);
 	xfrm_pols_put(pols, own_pols);
-	xnc_account(net, family, &acct, true);
+	xnc_account(net, fl, family, if_id, num_pols, num_xfrms, &acct, err);
 	return ERR_PTR(err);
 }

@@ -46,6 +46,7 @@
 #include <net/xfrm.h>
 
 #include "xfrm_nocache.h"
+#include "xnc_trace.h"
 
 /*
  * Cleared before unregistering, by the task that then replays the events;
@@ -96,6 +97,7 @@ static void xnc_dev_down(struct net_device *dev)
 	after = xnc_bound_count(net, dev);
 	if (before > after)
 		xnc_count(net, XNC_SAS_FLUSHED, before - after);
+	trace_xnc_flush(dev, before > after ? before - after : 0);
 }
 
 static int xnc_netdev_event(struct notifier_block *nb, unsigned long event,

@@ -14,6 +14,9 @@
  * batch of dying namespaces, so netns teardown does not pay one each).
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/moduleparam.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <net/net_namespace.h>
@@ -43,6 +46,11 @@ static const char * const xnc_stat_names[XNC_STAT_MAX] = {
 	[XNC_NOTIFIER_EVENTS]	= "NotifierEvents",
 	[XNC_SAS_FLUSHED]	= "SAsFlushed",
 };
+
+const char *xnc_stat_name(enum xnc_stat s)
+{
+	return xnc_stat_names[s];
+}
 
 struct xnc_net *xnc_net(const struct net *net)
 {
@@ -82,6 +90,59 @@ static int xnc_stats_show(struct seq_file *seq, void *v)
 	return 0;
 }
 
+/*
+ * latency=0|1, at load or at runtime through
+ * /sys/module/xfrm_nocache/parameters/latency.  Anything else is refused:
+ * a typo must not silently leave the histogram off (or on).
+ */
+bool xnc_latency __read_mostly;
+
+static int xnc_latency_set(const char *val, const struct kernel_param *kp)
+{
+	bool on;
+
+	if (sysfs_streq(val, "1")) {
+		on = true;
+	} else if (sysfs_streq(val, "0")) {
+		on = false;
+	} else {
+		pr_err("latency must be 0 or 1, not '%s'\n", val);
+		return -EINVAL;
+	}
+	WRITE_ONCE(xnc_latency, on);
+	return 0;
+}
+
+static const struct kernel_param_ops xnc_latency_ops = {
+	.set = xnc_latency_set,
+	.get = param_get_bool,
+};
+
+module_param_cb(latency, &xnc_latency_ops, &xnc_latency, 0644);
+MODULE_PARM_DESC(latency, "1: record a per-namespace resolution latency histogram (default 0)");
+
+/* Nonzero buckets as "from_ns to_ns count", e.g. "1024 2047 310". */
+static int xnc_latency_show(struct seq_file *seq, void *v)
+{
+	struct xnc_net *xn = xnc_net(seq_file_single_net(seq));
+	u64 sum[XNC_LAT_BUCKETS] = {};
+	int cpu, i;
+
+	for_each_possible_cpu(cpu) {
+		const struct xnc_pcpu_stats *s = per_cpu_ptr(xn->stats, cpu);
+
+		for (i = 0; i < XNC_LAT_BUCKETS; i++)
+			sum[i] += READ_ONCE(s->lat[i]);
+	}
+	seq_printf(seq, "latency %s\n", READ_ONCE(xnc_latency) ? "on" : "off");
+	seq_puts(seq, "from_ns\tto_ns\tcount\n");
+	for (i = 0; i < XNC_LAT_BUCKETS; i++)
+		if (sum[i])
+			seq_printf(seq, "%llu\t%llu\t%llu\n", 1ULL << i,
+				   (2ULL << i) - 1, sum[i]);
+	return 0;
+}
+
 static int __net_init xnc_net_init(struct net *net)
 {
 	struct xnc_net *xn = xnc_net(net);
@@ -90,16 +151,24 @@ static int __net_init xnc_net_init(struct net *net)
 	if (!xn->stats)
 		return -ENOMEM;
 	if (!proc_create_net_single("xfrm_nocache", 0444, net->proc_net,
-				    xnc_stats_show, NULL)) {
-		free_percpu(xn->stats);
-		return -ENOMEM;
+				    xnc_stats_show, NULL))
+		goto fail;
+	if (!proc_create_net_single("xfrm_nocache_latency", 0444,
+				    net->proc_net, xnc_latency_show, NULL)) {
+		remove_proc_entry("xfrm_nocache", net->proc_net);
+		goto fail;
 	}
 	xn->stats_live = xn->stats;
 	return 0;
+
+fail:
+	free_percpu(xn->stats);
+	return -ENOMEM;
 }
 
 static void __net_exit xnc_net_exit(struct net *net)
 {
+	remove_proc_entry("xfrm_nocache_latency", net->proc_net);
 	remove_proc_entry("xfrm_nocache", net->proc_net);
 }
 

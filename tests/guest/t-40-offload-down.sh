@@ -77,9 +77,15 @@ ev0=$(xnc_stat NotifierEvents o); fl0=$(xnc_stat SAsFlushed o)
 iev0=$(xnc_stat NotifierEvents); ifl0=$(xnc_stat SAsFlushed)
 expect_eq "counters at load" "$ev0/$fl0" 0/0
 
-# (1) feature on
+# (1) feature on; the xnc_flush tracepoint reports the flush
 sas_add
+TR=/sys/kernel/tracing
+echo >$TR/trace
+echo 1 >$TR/events/xfrm_nocache/xnc_flush/enable || fail "no xnc_flush tracepoint"
 ip -n o link set sim1 down
+echo 0 >$TR/events/xfrm_nocache/xnc_flush/enable
+grep -qE "xnc_flush: netns=$(stat -L -c %i /run/netns/o) dev=sim1 ifindex=[0-9]+ flushed=2" $TR/trace ||
+	fail "no xnc_flush event for sim1 with flushed=2: $(grep xnc_flush $TR/trace)"
 expect_flushed "feature on"
 expect_eq "NotifierEvents" "$(xnc_stat NotifierEvents o)" $((ev0 + 1))
 expect_eq "SAsFlushed" "$(xnc_stat SAsFlushed o)" $((fl0 + 2))

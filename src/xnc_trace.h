@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tracepoints of xfrm_nocache: one per resolution, one per device-down
+ * flush.  Attach with perf (-e xfrm_nocache:xnc_lookup), trace-cmd, or
+ * tracefs (events/xfrm_nocache/).
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM xfrm_nocache
+
+#if !defined(_XNC_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _XNC_TRACE_H
+
+#include <linux/in.h>
+#include <linux/in6.h>
+#include <linux/netdevice.h>
+#include <linux/tracepoint.h>
+#include <net/net_namespace.h>
+#include <net/xfrm.h>
+
+TRACE_EVENT(xnc_lookup,
+	    TP_PROTO(const struct net *net, const struct flowi *fl, u16 family,
+		     u32 if_id, int num_pols, int num_xfrms, int err,
+		     const char *outcome, u64 ns),
+
+	TP_ARGS(net, fl, family, if_id, num_pols, num_xfrms, err, outcome, ns),
+
+	TP_STRUCT__entry(__field(unsigned int, netns)
+		__field(u16, family)
+		__array(u8, src, sizeof(struct sockaddr_in6))
+		__array(u8, dst, sizeof(struct sockaddr_in6))
+		__field(u32, if_id)
+		__field(int, num_pols)
+		__field(int, num_xfrms)
+		__field(int, err)
+		__string(outcome, outcome)
+		__field(u64, ns)
+	),
+
+	TP_fast_assign(const xfrm_address_t *s = xfrm_flowi_saddr(fl, family);
+		const xfrm_address_t *d = xfrm_flowi_daddr(fl, family);
+		struct sockaddr_in6 *s6 = (void *)__entry->src;
+		struct sockaddr_in6 *d6 = (void *)__entry->dst;
+
+		memset(__entry->src, 0, sizeof(__entry->src));
+		memset(__entry->dst, 0, sizeof(__entry->dst));
+		s6->sin6_family = family;
+		d6->sin6_family = family;
+		if (family == AF_INET && s && d) {
+			((struct sockaddr_in *)s6)->sin_addr.s_addr = s->a4;
+			((struct sockaddr_in *)d6)->sin_addr.s_addr = d->a4;
+		} else if (family == AF_INET6 && s && d) {
+			s6->sin6_addr = s->in6;
+			d6->sin6_addr = d->in6;
+		}
+		__entry->netns = net->ns.inum;
+		__entry->family = family;
+		__entry->if_id = if_id;
+		__entry->num_pols = num_pols;
+		__entry->num_xfrms = num_xfrms;
+		__entry->err = err;
+		__assign_str(outcome, outcome);
+		__entry->ns = ns;
+	),
+
+	TP_printk("netns=%u family=%s src=%pISc dst=%pISc if_id=%u pols=%d xfrms=%d result=%s err=%d ns=%llu",
+		  __entry->netns, __entry->family == AF_INET ? "ipv4" : "ipv6",
+		  __entry->src, __entry->dst, __entry->if_id,
+		  __entry->num_pols, __entry->num_xfrms, __get_str(outcome),
+		  __entry->err, __entry->ns)
+);
+
+TRACE_EVENT(xnc_flush,
+	    TP_PROTO(const struct net_device *dev, unsigned int flushed),
+
+	TP_ARGS(dev, flushed),
+
+	TP_STRUCT__entry(__field(unsigned int, netns)
+		__field(int, ifindex)
+		__string(dev, dev->name)
+		__field(unsigned int, flushed)
+	),
+
+	TP_fast_assign(__entry->netns = dev_net(dev)->ns.inum;
+		__entry->ifindex = dev->ifindex;
+		__assign_str(dev, dev->name);
+		__entry->flushed = flushed;
+	),
+
+	TP_printk("netns=%u dev=%s ifindex=%d flushed=%u",
+		  __entry->netns, __get_str(dev), __entry->ifindex,
+		  __entry->flushed)
+);
+
+#endif /* _XNC_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE xnc_trace
+#include <trace/define_trace.h>

@@ -1,0 +1,67 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Observability: the latency parameter refuses anything but 0/1 (at load
+# and at runtime), the histogram fills only while on, and the xnc_lookup
+# tracepoint reports each resolution with its fields.  Topology: diff-lib.sh.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/diff-lib.sh"
+P=/sys/module/xfrm_nocache/parameters/latency
+T=/sys/kernel/tracing
+
+# bad values at load: the module must not load
+for v in 2 -1 yes ""; do
+	if insmod "$XNC_KO" latency="$v" 2>/dev/null; then
+		xnc_unload
+		fail "insmod latency='$v' was accepted"
+	fi
+	mod_loaded && fail "module left loaded after latency='$v'"
+done
+dmesg | grep -q "latency must be 0 or 1, not '2'" || fail "no message naming the bad value"
+
+xnc_load || fail "load failed"
+expect_eq "default" "$(cat $P)" N
+for v in 2 on 01x; do
+	echo "$v" >$P 2>/dev/null && fail "latency='$v' accepted at runtime"
+done
+expect_eq "after refused writes" "$(cat $P)" N
+
+pair
+sa "a b" 10.0.0.1 10.0.0.2 0x100 transport
+pol a src 10.0.0.1 dst 10.0.0.2 dir out tmpl proto esp mode transport
+hist() { ip netns exec a awk 'NR > 2 { n += $3 } END { print n + 0 }' /proc/net/xfrm_nocache_latency; }
+
+udp a 10.0.0.2 >/dev/null
+expect_eq "histogram while off" "$(hist)" 0
+echo 1 >$P || fail "latency=1 refused"
+ip netns exec a grep -q "latency on" /proc/net/xfrm_nocache_latency || fail "file does not say on"
+l0=$(xnc_stat Lookups a)
+udp a 10.0.0.2 >/dev/null
+h=$(hist)
+l=$(($(xnc_stat Lookups a) - l0))
+expect_eq "histogram entries == lookups while on" "$h" "$l"
+echo 0 >$P
+udp a 10.0.0.2 >/dev/null
+expect_eq "histogram after switching off" "$(hist)" "$h"
+
+# tracepoint
+[ -d $T/events/xfrm_nocache/xnc_lookup ] || fail "no tracepoint xfrm_nocache:xnc_lookup"
+echo >$T/trace
+echo 1 >$T/events/xfrm_nocache/xnc_lookup/enable
+udp a 10.0.0.2 >/dev/null
+echo 0 >$T/events/xfrm_nocache/xnc_lookup/enable
+inum=$(stat -L -c %i /run/netns/a)
+ev=$(grep -m1 "xnc_lookup: netns=$inum family=ipv4 src=10.0.0.1 dst=10.0.0.2 " $T/trace)
+[ -n "$ev" ] || { head -n 20 $T/trace; fail "no xnc_lookup event for a's flow"; }
+echo "$ev" | grep -qE "if_id=0 pols=1 xfrms=1 result=Transformed err=0 ns=[1-9][0-9]*" ||
+	fail "unexpected event fields: $ev"
+n=$(grep -c "xnc_lookup: netns=$inum family=ipv4 src=10.0.0.1 dst=10.0.0.2 .*result=Transformed" $T/trace)
+expect_eq "events for 3 datagrams" "$n" 3
+# the operator's view: rates over 1 s while traffic flows
+ip netns exec a ping -q -i 0.05 -c 40 10.0.0.2 >/dev/null &
+out=$("$XNC_TOP/scripts/xnc-stats.sh" -n a 1)
+wait
+echo "$out"
+echo "$out" | grep -qE '^Transformed +[0-9]+ +[1-9][0-9.]*$' || fail "xnc-stats shows no Transformed rate"
+echo "$out" | grep -q 'resolution latency histogram (on' && fail "histogram claims on"
+"$XNC_TOP/scripts/xnc-stats.sh" -n a x 2>/dev/null && fail "xnc-stats accepted interval 'x'"
+echo "histogram $h entries for $l lookups; tracepoint: ${ev#*xnc_lookup: }"
