@@ -53,6 +53,12 @@ tools: $(TOOLS)
 check: $(MOD) $(TOOLS)
 	tests/run.sh
 
+# The kernel's xfrm selftests, stock vs. module, into docs/selftests.md.
+selftests-table: $(MOD)
+	scripts/selftests-table.sh
+
+.PHONY: selftests-table
+
 demo: $(MOD)
 	scripts/demo.sh
 
@@ -67,6 +73,7 @@ help:
 	@echo "make [all]    build xfrm_nocache.ko against $(KDIR)"
 	@echo "make deps     install build/test dependencies (Debian, apt)"
 	@echo "make check    run all tests in a VM on Debian's kernel"
+	@echo "make selftests-table  kernel xfrm selftests, stock vs. module -> docs/selftests.md"
 	@echo "make demo     boot the VM, load the module, show it working"
 	@echo "make lint     W=1 + sparse + checkpatch --strict, zero findings"
 	@echo "make install  install into /lib/modules/<ver>/updates"

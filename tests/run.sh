@@ -49,6 +49,10 @@ count "$out/host.results"
 # Guest-side tests: one boot, tests/guest/runner.sh runs them in order.
 if ls tests/guest/t-*.sh 2>/dev/null | xargs -n1 basename | sed 's/^t-//; s/\.sh$//' |
    grep -qE -- "$pattern"; then
+	# The kernel's own selftests (t-60-selftest-*): extracted and built
+	# into the host cache, which the guest only reads.
+	scripts/selftests.sh >/dev/null ||
+		echo "selftests.sh prepare failed: t-60-selftest-* will fail" >&2
 	# netdevsim, the simulated offload NIC of t-40-offload-*: built into
 	# the host cache; the guest reads the path from $out/netdevsim.path.
 	scripts/netdevsim.sh >"$out/netdevsim.path" 2>"$out/netdevsim.log" || {

@@ -1,0 +1,66 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# The ipsec tests of the kernel's own tools/testing/selftests/net/rtnetlink.sh
+# (taken from Debian's linux-source-6.1 at test time, see
+# scripts/selftests.sh) with the module loaded: kci_test_ipsec (add, list,
+# count, get, delete SAs and policies, and the 20 lines "ip xfrm monitor"
+# must print for them) and kci_test_ipsec_offload (SAs offloaded to a
+# netdevsim device, 3 pings through them that the driver must count).
+# 6.1's rtnetlink.sh has no -t option: selftests.sh sources its functions and
+# calls only these two.  Debian's kernel has CONFIG_NETDEVSIM unset; the
+# netdevsim that scripts/netdevsim.sh builds on the host is loaded from the
+# path tests/run.sh left in $XNC_OUT/netdevsim.path.  Passes when both checks
+# pass (as on stock), the livepatch stayed enabled and the offload pings went
+# through xnc_lookup_with_ifid (kprobe hit count).  Without
+# scripts/netdevsim.sh in the tree, kci_test_ipsec_offload must skip (as it
+# does on stock).
+#
+#   init netns: test-dummy0 192.168.123.1 (SAs/policies to 192.168.123.2)
+#               netdevsim port 192.168.123.3 ==offloaded ESP==> .4
+. "$(dirname "$0")/lib.sh"
+suite=rtnetlink-ipsec want_pass=2 want_skip=0 want_hits=1
+if [ ! -e "$XNC_TOP/scripts/netdevsim.sh" ]; then
+	want_pass=1 want_skip=1 want_hits=0
+	echo "# no scripts/netdevsim.sh: kci_test_ipsec_offload is expected to skip"
+elif [ ! -s "$XNC_OUT/netdevsim.path" ]; then
+	fail "no netdevsim: scripts/netdevsim.sh failed on the host (see netdevsim.log)"
+fi
+
+st=$XNC_TOP/scripts/selftests.sh
+out=$XNC_OUT/selftest-$suite.log
+"$st" dir >/dev/null || fail "selftests not prepared on the host (scripts/selftests.sh)"
+
+# Count calls of the module's replacement function while the suite runs: a
+# kprobe on it (kprobe_profile counts hits even with tracing off).
+T=/sys/kernel/tracing
+probe=xnc_selftest
+tron=$(cat $T/tracing_on)
+cleanup() {
+	echo 0 >$T/events/kprobes/$probe/enable 2>/dev/null
+	echo "-:$probe" >>$T/kprobe_events 2>/dev/null
+	echo "$tron" >$T/tracing_on
+}
+trap cleanup EXIT
+
+xnc_load || fail "insmod failed"
+echo 0 >$T/tracing_on
+echo "p:$probe xnc_lookup_with_ifid" >>$T/kprobe_events || fail "cannot kprobe xnc_lookup_with_ifid"
+echo 1 >$T/events/kprobes/$probe/enable || fail "cannot enable the kprobe"
+
+res=$("$st" run "$suite" "$out")
+echo "$res"
+hits=$(awk -v p="$probe" '$1 == p { print $2 }' $T/kprobe_profile)
+log "calls of xnc_lookup_with_ifid during the suite: $hits"
+r=$(echo "$res" | grep '^RESULT ')
+[ -n "$r" ] || fail "no RESULT line from selftests.sh run $suite"
+val() { echo "$r" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
+
+# the module stayed in the path the whole time
+expect_eq "livepatch enabled after the suite" "$(cat $LP/enabled)" 1
+[ "$want_hits" = 0 ] || expect_ge "calls of the replacement function" "$hits" 1
+# every check of the suite passed, as many as on stock
+expect_eq "$suite failed checks" "$(val fail)" 0
+expect_eq "$suite passed checks" "$(val pass)" "$want_pass"
+expect_eq "$suite skipped checks" "$(val skip)" "$want_skip"
+echo "$suite: $(val pass)/$(val checks) passed, $(val skip) skipped, $(val secs)s, $hits lookups via the module"
