@@ -90,6 +90,9 @@ int xnc_stats_init(void);
 void xnc_stats_exit(void);
 void xnc_count(struct net *net, enum xnc_stat stat, u64 n);
 
+int xnc_trace_init(void);
+void xnc_trace_exit(void);
+
 int xnc_notifier_init(void);
 void xnc_notifier_exit(void);
 

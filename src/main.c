@@ -11,8 +11,8 @@
  *   rmmod xfrm_nocache              stock path again
  *
  * Order matters: symbols first (nothing half-resolved is ever called),
- * counters second (the patched path expects them in every namespace),
- * the patch last.  On unload the livepatch core has already switched every
+ * trace events (the patched path may fire them), counters (it expects
+ * them in every namespace), the patch last.  On unload the livepatch core has already switched every
  * task back to the stock function before module_exit can run.
  *
  * The netdevice notifier (notifier.c) comes after the counters it adds to
@@ -55,29 +55,40 @@ static int __init xnc_init(void)
 	err = xnc_ksyms_resolve();
 	if (err)
 		return err;
+	err = xnc_trace_init();
+	if (err) {
+		pr_err("cannot register trace events: %d\n", err);
+		return err;
+	}
 	err = xnc_stats_init();
 	if (err)
-		return err;
+		goto out_trace;
 	err = xnc_notifier_init();
 	if (err) {
 		pr_err("cannot register the netdevice notifier: %d\n", err);
-		xnc_stats_exit();
-		return err;
+		goto out_stats;
 	}
 	err = klp_enable_patch(&xnc_patch);
 	if (err) {
 		pr_err("cannot enable the livepatch: %d\n", err);
-		xnc_notifier_exit();
-		xnc_stats_exit();
-		return err;
+		goto out_notifier;
 	}
 	return 0;
+
+out_notifier:
+	xnc_notifier_exit();
+out_stats:
+	xnc_stats_exit();
+out_trace:
+	xnc_trace_exit();
+	return err;
 }
 
 static void __exit xnc_exit(void)
 {
 	xnc_notifier_exit();
 	xnc_stats_exit();
+	xnc_trace_exit();
 }
 
 module_init(xnc_init);

@@ -1,4 +1,45 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Instantiate the tracepoints declared in xnc_trace.h. */
+/*
+ * Instantiate the tracepoints declared in xnc_trace.h, and register their
+ * events ourselves.
+ *
+ * The module loader refuses to create trace events for a module carrying
+ * any taint but O/C/E, and a livepatch module always carries K
+ * (trace_module_has_bad_taint(): "module has bad taint, not creating trace
+ * events").  The tracepoints themselves work: their static keys live in
+ * our own jump table.  So we add the event calls by hand, owned by this
+ * module: an enabled event then holds a module reference, and rmmod waits
+ * until it is disabled.
+ */
 #define CREATE_TRACE_POINTS
 #include "xnc_trace.h"
+#include "xfrm_nocache.h"
+
+static struct trace_event_call *xnc_events[] = {
+	&event_xnc_lookup,
+	&event_xnc_flush,
+};
+
+int xnc_trace_init(void)
+{
+	int i, err;
+
+	for (i = 0; i < ARRAY_SIZE(xnc_events); i++) {
+		xnc_events[i]->module = THIS_MODULE;
+		err = trace_add_event_call(xnc_events[i]);
+		if (err) {
+			while (--i >= 0)
+				trace_remove_event_call(xnc_events[i]);
+			return err;
+		}
+	}
+	return 0;
+}
+
+void xnc_trace_exit(void)
+{
+	int i;
+
+	for (i = ARRAY_SIZE(xnc_events) - 1; i >= 0; i--)
+		trace_remove_event_call(xnc_events[i]);
+}
