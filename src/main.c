@@ -11,9 +11,10 @@
  *   rmmod xfrm_nocache              stock path again
  *
  * Order matters: symbols first (nothing half-resolved is ever called),
- * trace events (the patched path may fire them), counters (it expects
- * them in every namespace), the patch last.  On unload the livepatch core has already switched every
- * task back to the stock function before module_exit can run.
+ * trace events (the patched path may fire them), counters (it expects them
+ * in every namespace), the patch last.  On unload the livepatch core has
+ * already switched every task back to the stock function before
+ * module_exit can run.
  *
  * The netdevice notifier (notifier.c) comes after the counters it adds to
  * and before the patch: when klp_enable_patch() fails it is unregistered

@@ -25,13 +25,14 @@ int xnc_trace_init(void)
 	int i, err;
 
 	for (i = 0; i < ARRAY_SIZE(xnc_events); i++) {
-		xnc_events[i]->module = THIS_MODULE;
 		err = trace_add_event_call(xnc_events[i]);
 		if (err) {
 			while (--i >= 0)
 				trace_remove_event_call(xnc_events[i]);
 			return err;
 		}
+		/* registration clears it; it makes an enabled event pin us */
+		xnc_events[i]->module = THIS_MODULE;
 	}
 	return 0;
 }

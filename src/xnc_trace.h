@@ -63,7 +63,9 @@ TRACE_EVENT(xnc_lookup,
 	),
 
 	TP_printk("netns=%u family=%s src=%pISc dst=%pISc if_id=%u pols=%d xfrms=%d result=%s err=%d ns=%llu",
-		  __entry->netns, __entry->family == AF_INET ? "ipv4" : "ipv6",
+		  __entry->netns,
+		  __print_symbolic(__entry->family, { AF_INET, "ipv4" },
+				   { AF_INET6, "ipv6" }),
 		  __entry->src, __entry->dst, __entry->if_id,
 		  __entry->num_pols, __entry->num_xfrms, __get_str(outcome),
 		  __entry->err, __entry->ns)

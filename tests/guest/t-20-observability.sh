@@ -32,13 +32,16 @@ hist() { ip netns exec a awk 'NR > 2 { n += $3 } END { print n + 0 }' /proc/net/
 
 udp a 10.0.0.2 >/dev/null
 expect_eq "histogram while off" "$(hist)" 0
+# every entry is a lookup finished while on: at least the 3 datagrams,
+# at most every lookup of the namespace since just before switching on
+l0=$(xnc_stat Lookups a)
 echo 1 >$P || fail "latency=1 refused"
 ip netns exec a grep -q "latency on" /proc/net/xfrm_nocache_latency || fail "file does not say on"
-l0=$(xnc_stat Lookups a)
 udp a 10.0.0.2 >/dev/null
 h=$(hist)
 l=$(($(xnc_stat Lookups a) - l0))
-expect_eq "histogram entries == lookups while on" "$h" "$l"
+expect_ge "histogram entries while on" "$h" 3
+expect_ge "lookups while on (>= histogram entries)" "$l" "$h"
 echo 0 >$P
 udp a 10.0.0.2 >/dev/null
 expect_eq "histogram after switching off" "$(hist)" "$h"
