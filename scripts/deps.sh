@@ -12,6 +12,7 @@ pkgs=(
 	qemu-system-x86 busybox-static
 	iproute2 iputils-ping ethtool iptables socat iperf3 gnuplot-nox
 	strongswan-charon strongswan-swanctl libcharon-extra-plugins
+	libstrongswan-standard-plugins
 	trace-cmd
 )
 
