@@ -59,6 +59,13 @@ selftests-table: $(MOD)
 
 .PHONY: selftests-table
 
+# Forwarded pps vs tunnel count: stock, module, per-CPU cache reference.
+# Not part of check; writes docs/bench.md and docs/bench.png (~35 min).
+bench: $(MOD)
+	scripts/bench.sh
+
+.PHONY: bench
+
 demo: $(MOD)
 	scripts/demo.sh
 
@@ -74,6 +81,7 @@ help:
 	@echo "make deps     install build/test dependencies (Debian, apt)"
 	@echo "make check    run all tests in a VM on Debian's kernel"
 	@echo "make selftests-table  kernel xfrm selftests, stock vs. module -> docs/selftests.md"
+	@echo "make bench    forwarded pps vs tunnels, stock/module/pcpu-ref -> docs/bench.md"
 	@echo "make demo     boot the VM, load the module, show it working"
 	@echo "make lint     W=1 + sparse + checkpatch --strict, zero findings"
 	@echo "make install  install into /lib/modules/<ver>/updates"

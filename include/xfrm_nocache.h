@@ -96,6 +96,25 @@ void xnc_trace_exit(void);
 int xnc_notifier_init(void);
 void xnc_notifier_exit(void);
 
+/*
+ * The benchmark's reference build (tests/bench/pcpu_ref.c, a separate
+ * module) interposes a per-CPU bundle cache here; the shipped module has
+ * none and these are empty.
+ */
+#ifdef XNC_PCPU_REF
+int xnc_ref_init(void);
+void xnc_ref_exit(void);
+#else
+static inline int xnc_ref_init(void)
+{
+	return 0;
+}
+
+static inline void xnc_ref_exit(void)
+{
+}
+#endif
+
 struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 				       struct dst_entry *dst_orig,
 				       const struct flowi *fl,

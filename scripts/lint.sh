@@ -4,7 +4,8 @@
 # make lint: every finding fails.
 #   1. W=1 build, no warnings
 #   2. sparse (C=2: every file), no warnings
-#   3. checkpatch --strict on src/ and include/
+#   3. checkpatch --strict on src/ and include/ (and the benchmark's
+#      reference module, which W=1 and sparse also build)
 #   4. the module never toggles bottom halves (disassembly check)
 
 set -uo pipefail
@@ -22,7 +23,7 @@ build() {
 	rm -rf "${tmp:?}"/*
 	cp -r Kbuild src include "$tmp"/
 	make -C "$kdir" M="$tmp" "$@" modules 2>&1 |
-		grep -vE '^make\[|^  (CC|LD|MODPOST|BTF|CHECK)|Skipping BTF generation|^$' |
+		grep -vE '^make(\[[0-9]+\])?: |^  (CC|LD|MODPOST|BTF|CHECK)|Skipping BTF generation|^$' |
 		sed "s|$tmp/||g"
 }
 
@@ -31,7 +32,21 @@ out=$(build W=1)
 out=$(build C=2 CHECK="sparse -Wno-declaration-after-statement")
 [ -z "$out" ] || bad "sparse is not clean:"$'\n'"$out"
 
-out=$(scripts/checkpatch.sh src/*.c src/*.h include/*.h 2>/dev/null)
+# the benchmark's reference module (tests/bench/pcpu_ref.c) too
+ref=$tmp-ref
+refbuild() {
+	scripts/pcpu-ref-tree.sh "$ref" &&
+	make -C "$kdir" M="$ref" "$@" modules 2>&1 |
+		grep -vE '^make(\[[0-9]+\])?: |^  (CC|LD|MODPOST|BTF|CHECK)|Skipping BTF generation|^$' |
+		sed "s|$ref/||g"
+}
+out=$(refbuild W=1)
+[ -z "$out" ] || bad "W=1 build of the reference module is not clean:"$'\n'"$out"
+out=$(refbuild C=2 CHECK="sparse -Wno-declaration-after-statement")
+[ -z "$out" ] || bad "sparse on the reference module is not clean:"$'\n'"$out"
+rm -rf "$ref"
+
+out=$(scripts/checkpatch.sh src/*.c src/*.h include/*.h tests/bench/*.c 2>/dev/null)
 [ -z "$out" ] || bad "checkpatch --strict:"$'\n'"$out"
 
 # No local_bh_disable()/local_bh_enable() anywhere in our object: resolution

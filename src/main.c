@@ -56,10 +56,13 @@ static int __init xnc_init(void)
 	err = xnc_ksyms_resolve();
 	if (err)
 		return err;
+	err = xnc_ref_init();
+	if (err)
+		return err;
 	err = xnc_trace_init();
 	if (err) {
 		pr_err("cannot register trace events: %d\n", err);
-		return err;
+		goto out_ref;
 	}
 	err = xnc_stats_init();
 	if (err)
@@ -82,6 +85,8 @@ out_stats:
 	xnc_stats_exit();
 out_trace:
 	xnc_trace_exit();
+out_ref:
+	xnc_ref_exit();
 	return err;
 }
 
@@ -90,6 +95,7 @@ static void __exit xnc_exit(void)
 	xnc_notifier_exit();
 	xnc_stats_exit();
 	xnc_trace_exit();
+	xnc_ref_exit();
 }
 
 module_init(xnc_init);

@@ -1,0 +1,47 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make bench: forwarded IPsec packets/s against the number of tunnels, for
+# stock 6.1, xfrm_nocache and a 4.14-style per-CPU cache (reference build),
+# in one boot of Debian's kernel with one vCPU and -icount shift=1.
+# Writes docs/bench.md and docs/bench.png (scripts/bench-report.sh).
+#
+# Settings (environment, all optional):
+#   XNC_BENCH_N="1 8 32 256 1024 10000"  tunnel counts
+#   XNC_BENCH_CIPHERS="null gcm"          ESP with cipher_null, or AES-GCM
+#   XNC_BENCH_ROUNDS=7                    interleaved rounds per N
+#   XNC_BENCH_SECS=2                      guest seconds per sample
+#   XNC_BENCH_EXTRA_N="1 32 1024"         N where latency=1 and the enabled
+#                                         tracepoint are measured too
+#   XNC_BENCH_DOCS=docs                   where the report goes
+
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+kdir=${KDIR:-$(scripts/kernel.sh kdir)}
+out=${XNC_OUT:-$top/tests/out/bench-$(date +%Y%m%d-%H%M%S)}
+docs=${XNC_BENCH_DOCS:-$top/docs}
+mkdir -p "$out" "$docs"
+start=$(date +%s)
+
+# The reference module (tests/bench/pcpu_ref.c), built in a scratch tree
+# inside $out, where the guest sees it.
+ref=$out/pcpu-ref
+scripts/pcpu-ref-tree.sh "$ref"
+make -s -C "$kdir" M="$ref" modules >"$out/pcpu-ref.build" 2>&1 ||
+	{ cat "$out/pcpu-ref.build" >&2; exit 1; }
+make -s module
+# a copy: the tree's .ko may be rebuilt while the benchmark runs
+cp xfrm_nocache.ko "$out/"
+
+echo "bench: running in the VM (one vCPU, -icount shift=1); progress in $out/bench.log"
+rc=0
+XNC_KO=$out/xfrm_nocache.ko XNC_REF_KO=$ref/xnc_pcpu_ref.ko XNC_QUIET=${XNC_QUIET-1} \
+	scripts/vm.sh --smp 1 --icount --mem 4096 --timeout "${XNC_BENCH_TIMEOUT:-5400}" \
+	--out "$out" --log "$out/console.log" -- \
+	bash -c "'$top/tests/bench/guest.sh' > '$out/bench.log' 2>&1" || rc=$?
+tail -n 3 "$out/bench.log" || true
+[ $rc -eq 0 ] || { echo "bench.sh: the VM run failed ($rc); see $out/bench.log and $out/console.log" >&2; exit 1; }
+
+scripts/bench-report.sh "$out/bench.raw" "$docs" $(( $(date +%s) - start ))
