@@ -29,6 +29,7 @@ $(MOD): $(SRCS)
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
+	$(MAKE) -C $(KDIR) M=$(PWD)/tests/tools/klp-other clean
 	rm -rf tests/out $(TOOLS)
 
 deps:
@@ -47,10 +48,18 @@ TOOLS := tests/tools/xsend
 tests/tools/%: tests/tools/%.c
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
-tools: $(TOOLS)
+# Test only: a second livepatch of xfrm_lookup_with_ifid (t-02-refusals)
+KLP_OTHER := tests/tools/klp-other/xnc_klp_other.ko
+
+$(KLP_OTHER): tests/tools/klp-other/xnc_klp_other.c tests/tools/klp-other/Kbuild
+	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
+		echo "no kernel build dir: install linux-headers (make deps) or set KDIR" >&2; exit 1; }
+	$(MAKE) -C $(KDIR) M=$(PWD)/tests/tools/klp-other modules
+
+tools: $(TOOLS) $(KLP_OTHER)
 
 # Every test, in a VM booting Debian's kernel; prints "N passed, N failed".
-check: $(MOD) $(TOOLS)
+check: $(MOD) $(TOOLS) $(KLP_OTHER)
 	tests/run.sh
 
 # The kernel's xfrm selftests, stock vs. module, into docs/selftests.md.

@@ -16,6 +16,9 @@ struct sk_buff;
 struct xfrm_policy;
 struct xfrm_dst;
 struct xfrm_policy_afinfo;
+struct klp_patch;
+struct list_head;
+struct mutex;
 
 /* Kernel functions and data we need but that are not exported (ksyms.c). */
 struct xnc_ksyms {
@@ -34,11 +37,18 @@ struct xnc_ksyms {
 	int (*queue_output)(struct net *net, struct sock *sk,
 			    struct sk_buff *skb);
 	const struct xfrm_policy_afinfo __rcu **policy_afinfo;
+	/* kernel/livepatch/core.c: every registered livepatch ... */
+	struct list_head *klp_patches;
+	/* ... and the lock that serializes every change to that list */
+	struct mutex *klp_mutex;
 };
 
 extern struct xnc_ksyms xnc_k;
 
 int xnc_ksyms_resolve(void);
+
+/* -EBUSY if another enabled livepatch replaces @name (stacking.c) */
+int xnc_refuse_stacking(struct klp_patch *ours, const char *name);
 
 /*
  * Counters, one set per network namespace, per CPU.  The order here is the

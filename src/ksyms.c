@@ -51,6 +51,8 @@ static const struct xnc_ksym xnc_ksym_table[] = {
 	XNC_FN("xfrm_resolve_and_create_bundle", resolve_and_create_bundle),
 	XNC_FN("xdst_queue_output", queue_output),
 	XNC_DATA("xfrm_policy_afinfo", policy_afinfo),
+	XNC_DATA("klp_patches", klp_patches),
+	XNC_DATA("klp_mutex", klp_mutex),
 };
 
 typedef unsigned long (*xnc_lookup_name_t)(const char *name);

@@ -11,6 +11,8 @@
  *   rmmod xfrm_nocache              stock path again
  *
  * Order matters: symbols first (nothing half-resolved is ever called),
+ * then the refusal to stack on another livepatch of the same function
+ * (stacking.c: nothing is registered yet, so a refusal leaves no trace),
  * trace events (the patched path may fire them), counters (it expects them
  * in every namespace), the patch last.  On unload the livepatch core has
  * already switched every task back to the stock function before
@@ -27,12 +29,26 @@
 
 #include <linux/livepatch.h>
 #include <linux/module.h>
+#include <linux/version.h>
 
 #include "xfrm_nocache.h"
 
+/*
+ * lookup.c follows the 6.1 control flow of xfrm_lookup_with_ifid() and
+ * calls 6.1 internals by pointer; their signatures are not checked at
+ * load.  Another kernel series may differ in any of them: refuse to build.
+ * (version.h of kernels before 5.11 has no LINUX_VERSION_MAJOR.)
+ */
+#if !defined(LINUX_VERSION_MAJOR) || LINUX_VERSION_MAJOR != 6 || \
+	LINUX_VERSION_PATCHLEVEL != 1
+#error "xfrm_nocache supports Linux 6.1.x only: build against 6.1 headers"
+#endif
+
+#define XNC_PATCHED_FUNC "xfrm_lookup_with_ifid"
+
 static struct klp_func xnc_funcs[] = {
 	{
-		.old_name = "xfrm_lookup_with_ifid",
+		.old_name = XNC_PATCHED_FUNC,
 		.new_func = xnc_lookup_with_ifid,
 	}, { }
 };
@@ -54,6 +70,9 @@ static int __init xnc_init(void)
 	int err;
 
 	err = xnc_ksyms_resolve();
+	if (err)
+		return err;
+	err = xnc_refuse_stacking(&xnc_patch, XNC_PATCHED_FUNC);
 	if (err)
 		return err;
 	err = xnc_ref_init();

@@ -19,6 +19,7 @@
 #include <linux/moduleparam.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
+#include <linux/string.h>
 #include <net/net_namespace.h>
 #include <net/netns/generic.h>
 
@@ -106,7 +107,9 @@ static int xnc_latency_set(const char *val, const struct kernel_param *kp)
 	} else if (sysfs_streq(val, "0")) {
 		on = false;
 	} else {
-		pr_err("latency must be 0 or 1, not '%s'\n", val);
+		/* one line, whatever was written: "echo 2" ends in '\n' */
+		pr_err("latency must be 0 or 1, not '%.*s'\n",
+		       (int)min_t(size_t, strcspn(val, "\n"), 32), val);
 		return -EINVAL;
 	}
 	WRITE_ONCE(xnc_latency, on);

@@ -75,6 +75,20 @@ sa_packets() {
 		awk '/lifetime current:/ { getline; split($2, a, "("); print a[1]; exit }'
 }
 
+# load_errno KO [PARAMS]: load a module with finit_module(2), print the
+# errno it failed with, 0 if it loaded (insmod only says it failed)
+load_errno() {
+	perl -e 'open(my $f, "<", $ARGV[0]) or die "$ARGV[0]: $!\n";
+		 my $params = $ARGV[1] // "";
+		 print syscall(313, fileno($f), $params, 0) == 0 ? 0 : $! + 0, "\n"' "$@"
+}
+
+# write_errno FILE DATA: write DATA with one write(2), print its errno (0: ok)
+write_errno() {
+	perl -e 'open(my $f, ">", $ARGV[0]) or die "$ARGV[0]: $!\n";
+		 print defined(syswrite($f, $ARGV[1])) ? 0 : $! + 0, "\n"' "$@"
+}
+
 # expect_eq WHAT GOT WANT
 expect_eq() {
 	[ "$2" = "$3" ] || fail "$1: got '$2', want '$3'"

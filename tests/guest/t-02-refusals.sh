@@ -4,7 +4,32 @@
 # (simulated with the test-only extra_symbol parameter) fails with ENOENT and
 # a message naming it, leaving no module and no livepatch behind; a second
 # copy is refused while the first keeps working.
+#
+# Stacking with another livepatch of xfrm_lookup_with_ifid (the test-only
+# tests/tools/klp-other, whose replacement applies no xfrm at all):
+#  - the other one first: loading ours fails with EBUSY and a message
+#    naming the other module, and leaves nothing behind; once the other is
+#    disabled and removed, ours loads;
+#  - ours first: the other one loads on top and takes over (our Lookups
+#    and the SA's packets stop, though ours still says enabled); once it is
+#    disabled and removed, ours is in force again.
+#
+#   +-----------------+  veth  +-----------------+
+#   | a  10.9.0.1  va |--------| vb  10.9.0.2  b |   ESP transport SA 0x101
+#   +-----------------+        +-----------------+   a -> b (b accepts clear)
 . "$(dirname "$0")/lib.sh"
+OTHER_KO=${XNC_OTHER_KO:-$XNC_TOP/tests/tools/klp-other/xnc_klp_other.ko}
+OLP=/sys/kernel/livepatch/xnc_klp_other
+other_loaded() { grep -q '^xnc_klp_other ' /proc/modules; }
+other_settled() { [ "$(cat $OLP/transition 2>/dev/null)" = 0 ]; }
+other_gone() { [ ! -e $OLP ]; }
+other_unload() {
+	[ -e $OLP ] && echo 0 >$OLP/enabled
+	wait_for 30 other_gone || return 1
+	! other_loaded || wait_for 10 rmmod xnc_klp_other 2>/dev/null
+}
+# the runner only removes xfrm_nocache: never leave the other one behind
+trap 'other_unload' EXIT
 
 out=$(insmod "$XNC_KO" extra_symbol=xnc_no_such_symbol 2>&1) && fail "load with a missing symbol succeeded"
 echo "insmod: $out"
@@ -22,4 +47,51 @@ xnc_load || fail "normal load failed"
 insmod "$XNC_KO" 2>/dev/null && fail "a second copy loaded"
 expect_eq "first copy still enabled" "$(cat $LP/enabled)" 1
 xnc_unload || fail "unload failed"
-echo "missing symbol and clone refused by name; second copy refused"
+
+# --- another livepatch of xfrm_lookup_with_ifid first: refused -----------------
+[ -f "$OTHER_KO" ] || fail "$OTHER_KO missing (make tools)"
+insmod "$OTHER_KO" || fail "cannot load the other livepatch"
+wait_for 30 other_settled || fail "the other livepatch did not settle"
+expect_eq "errno loading on top of another livepatch" "$(load_errno "$XNC_KO")" 16
+echo "dmesg: $(dmesg | grep xfrm_nocache)"
+dmesg | grep -q "xfrm_nocache: livepatch 'xnc_klp_other' already replaces xfrm_lookup_with_ifid()" ||
+	fail "no message naming the other livepatch module"
+mod_loaded && fail "module loaded on top of another livepatch"
+[ -e $LP ] && fail "livepatch registered on top of another livepatch"
+[ -e /proc/net/xfrm_nocache ] && fail "proc file left by a refused load"
+[ -e /sys/kernel/tracing/events/xfrm_nocache ] && fail "trace events left by a refused load"
+expect_eq "the other livepatch, still enabled" "$(cat $OLP/enabled)" 1
+other_unload || fail "cannot remove the other livepatch"
+xnc_load || fail "load once the other livepatch is gone failed"
+xnc_unload || fail "unload failed"
+
+# --- ours first, the other loaded on top: it takes over until removed ----------
+ip netns add a; ip netns add b
+ip link add va netns a type veth peer name vb netns b
+ip -n a addr add 10.9.0.1/24 dev va; ip -n a link set va up
+ip -n b addr add 10.9.0.2/24 dev vb; ip -n b link set vb up
+K=0x0102030405060708091011121314151617181920
+for n in a b; do
+	ip -n $n xfrm state add src 10.9.0.1 dst 10.9.0.2 proto esp spi 0x101 \
+		mode transport aead 'rfc4106(gcm(aes))' $K 128
+done
+ip -n a xfrm policy add src 10.9.0.1 dst 10.9.0.2 dir out tmpl proto esp mode transport
+xnc_load || fail "load failed"
+ip netns exec a ping -q -i 0.05 -w 120 10.9.0.2 >/dev/null 2>&1 &
+pinger=$!
+ours() { local l=$(xnc_stat Lookups a) e=$(sa_packets b 0x101); sleep 0.5
+	 [ "$(xnc_stat Lookups a)" -gt "$l" ] && [ "$(sa_packets b 0x101)" -gt "$e" ]; }
+wait_for 5 ours || fail "traffic not through our patch before the other one"
+insmod "$OTHER_KO" || { kill $pinger; fail "the other livepatch refused to load on top of ours"; }
+wait_for 30 other_settled || fail "the other livepatch did not settle"
+l=$(xnc_stat Lookups a); e=$(sa_packets b 0x101)
+sleep 1
+expect_eq "our Lookups while the other patch is on top" "$(xnc_stat Lookups a)" "$l"
+expect_eq "ESP packets while the other patch is on top" "$(sa_packets b 0x101)" "$e"
+expect_eq "ours, still saying enabled" "$(cat $LP/enabled)" 1
+other_unload || fail "cannot remove the other livepatch"
+wait_for 5 ours || fail "our patch did not take over again once the other was removed"
+kill $pinger; wait $pinger 2>/dev/null
+xnc_unload || fail "unload failed"
+echo "missing symbol and clone refused by name; second copy refused;" \
+	"refused on top of another livepatch (EBUSY, named); another on top takes over until removed"
