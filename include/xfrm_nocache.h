@@ -41,6 +41,8 @@ struct xnc_ksyms {
 	struct list_head *klp_patches;
 	/* ... and the lock that serializes every change to that list */
 	struct mutex *klp_mutex;
+	/* kernel/trace: held by whoever adds or removes a trace event */
+	struct mutex *event_mutex;
 };
 
 extern struct xnc_ksyms xnc_k;

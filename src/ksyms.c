@@ -53,6 +53,7 @@ static const struct xnc_ksym xnc_ksym_table[] = {
 	XNC_DATA("xfrm_policy_afinfo", policy_afinfo),
 	XNC_DATA("klp_patches", klp_patches),
 	XNC_DATA("klp_mutex", klp_mutex),
+	XNC_DATA("event_mutex", event_mutex),
 };
 
 typedef unsigned long (*xnc_lookup_name_t)(const char *name);
