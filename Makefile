@@ -16,7 +16,7 @@ PWD := $(shell pwd)
 MOD := xfrm_nocache.ko
 SRCS := $(wildcard src/*.c src/*.h include/*.h) Kbuild
 
-.PHONY: all module clean check demo install deps lint dkms-check help tools stats
+.PHONY: all module clean check demo install deps lint dkms-check help tools stats stress
 
 all: module
 
@@ -43,7 +43,7 @@ install: $(MOD)
 lint:
 	scripts/lint.sh
 
-TOOLS := tests/tools/xsend
+TOOLS := tests/tools/xsend tests/tools/xstream
 
 tests/tools/%: tests/tools/%.c
 	$(CC) -O2 -Wall -Wextra -o $@ $<
@@ -61,6 +61,12 @@ tools: $(TOOLS) $(KLP_OTHER)
 # Every test, in a VM booting Debian's kernel; prints "N passed, N failed".
 check: $(MOD) $(TOOLS) $(KLP_OTHER)
 	tests/run.sh
+
+# The stress suite (tests/guest/t-30-stress-*) with 60 s per scenario and
+# at least 50 rounds of the namespace and module churns; make check runs
+# it too, at 15 s per scenario.
+stress: $(MOD) $(TOOLS)
+	XNC_STRESS_SECS=60 XNC_STRESS_ROUNDS=50 tests/run.sh stress
 
 # The kernel's xfrm selftests, stock vs. module, into docs/selftests.md.
 selftests-table: $(MOD)
@@ -89,6 +95,7 @@ help:
 	@echo "make [all]    build xfrm_nocache.ko against $(KDIR)"
 	@echo "make deps     install build/test dependencies (Debian, apt)"
 	@echo "make check    run all tests in a VM on Debian's kernel"
+	@echo "make stress   the stress suite only, 60 s per scenario (check runs it at 15 s)"
 	@echo "make selftests-table  kernel xfrm selftests, stock vs. module -> docs/selftests.md"
 	@echo "make bench    forwarded pps vs tunnels, stock/module/pcpu-ref -> docs/bench.md"
 	@echo "make demo     boot the VM, load the module, show it working"

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xstream: steady UDP traffic for the stress tests, until stopped.
+ *
+ *   xstream [-i USEC] [-p PORT] DST...
+ *
+ * Sends one datagram to each DST in turn (IPv4 or IPv6 literals), one
+ * every USEC microseconds (default 2000), to PORT (default 5000), and goes
+ * on whatever the kernel says: while a tunnel is being torn down sendto()
+ * may fail, and the test wants the traffic back as soon as the path is.
+ * On SIGTERM or SIGINT prints "sent=N failed=N" and exits 0.
+ */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	long interval_us = 2000, sent = 0, failed = 0;
+	struct sockaddr_storage *dst;
+	int port = 5000, opt, n, i, fd4, fd6;
+	struct sigaction sa;
+	struct timespec next, now;
+
+	while ((opt = getopt(argc, argv, "i:p:")) != -1) {
+		switch (opt) {
+		case 'i': interval_us = atol(optarg); break;
+		case 'p': port = atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	n = argc - optind;
+	if (n < 1 || interval_us < 1) {
+		fprintf(stderr, "usage: see the comment at the top of xstream.c\n");
+		return 2;
+	}
+	dst = calloc(n, sizeof(*dst));
+	if (!dst)
+		return 1;
+	for (i = 0; i < n; i++) {
+		const char *a = argv[optind + i];
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&dst[i];
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&dst[i];
+
+		if (inet_pton(AF_INET, a, &s4->sin_addr) == 1) {
+			s4->sin_family = AF_INET;
+			s4->sin_port = htons(port);
+		} else if (inet_pton(AF_INET6, a, &s6->sin6_addr) == 1) {
+			s6->sin6_family = AF_INET6;
+			s6->sin6_port = htons(port);
+		} else {
+			fprintf(stderr, "xstream: bad address '%s'\n", a);
+			return 2;
+		}
+	}
+	fd4 = socket(AF_INET, SOCK_DGRAM, 0);
+	fd6 = socket(AF_INET6, SOCK_DGRAM, 0);
+	if (fd4 < 0) {
+		perror("xstream: socket");
+		return 1;
+	}
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+
+	clock_gettime(CLOCK_MONOTONIC, &next);
+	for (i = 0; !stop; i = (i + 1) % n) {
+		int v6 = dst[i].ss_family == AF_INET6;
+		socklen_t len = v6 ? sizeof(struct sockaddr_in6) :
+				     sizeof(struct sockaddr_in);
+
+		if (sendto(v6 ? fd6 : fd4, "xstream", 7, 0,
+			   (struct sockaddr *)&dst[i], len) < 0)
+			failed++;
+		else
+			sent++;
+		/*
+		 * absolute deadlines: a slow send does not lower the rate;
+		 * after a stall of more than 100 ms start afresh, no burst
+		 */
+		next.tv_nsec += interval_us * 1000;
+		while (next.tv_nsec >= 1000000000) {
+			next.tv_nsec -= 1000000000;
+			next.tv_sec++;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		if ((now.tv_sec - next.tv_sec) * 1000000000L +
+		    (now.tv_nsec - next.tv_nsec) > 100000000L)
+			next = now;
+		clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+	}
+	printf("sent=%ld failed=%ld\n", sent, failed);
+	return 0;
+}
