@@ -81,6 +81,19 @@ bench: $(MOD)
 
 .PHONY: bench
 
+# A kernel with KASAN, lockdep, PROVE_RCU, kmemleak and SLUB debugging,
+# built once per machine from linux-source-6.1 into the cache (long: see
+# README.md, "Debug kernel").
+debug-kernel:
+	scripts/debug-kernel.sh
+
+# The guest tests on that kernel, the module built against it, a kmemleak
+# scan at the end; T=pattern as for check.  Not part of check (hours).
+check-debug: $(TOOLS)
+	scripts/check-debug.sh
+
+.PHONY: debug-kernel check-debug
+
 demo: $(MOD)
 	scripts/demo.sh
 
@@ -98,6 +111,8 @@ help:
 	@echo "make stress   the stress suite only, 60 s per scenario (check runs it at 15 s)"
 	@echo "make selftests-table  kernel xfrm selftests, stock vs. module -> docs/selftests.md"
 	@echo "make bench    forwarded pps vs tunnels, stock/module/pcpu-ref -> docs/bench.md"
+	@echo "make debug-kernel  build a KASAN/lockdep/kmemleak kernel for the VM (once, ~1 h)"
+	@echo "make check-debug   the guest tests on it (T=pattern for a subset)"
 	@echo "make demo     boot the VM, load the module, show it working"
 	@echo "make lint     W=1 + sparse + checkpatch --strict, zero findings"
 	@echo "make install  install into /lib/modules/<ver>/updates"

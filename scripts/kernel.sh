@@ -11,6 +11,11 @@
 # The version always comes from the linux-headers-amd64 metapackage, so a
 # point release of Debian moves everything (headers, image, guest) at once.
 # Cache: $XNC_CACHE (default /var/cache/xfrm_nocache), outside the repo.
+#
+# XNC_KERNEL=DIR selects a kernel built by scripts/debug-kernel.sh instead
+# (DIR as that script prints it): the three commands then print its
+# release, its build tree and DIR/root, laid out like an extracted image,
+# and nothing is fetched.
 
 set -euo pipefail
 
@@ -20,6 +25,12 @@ die() { echo "kernel.sh: $*" >&2; exit 1; }
 
 kver() {
 	local dep
+	if [ -n "${XNC_KERNEL:-}" ]; then
+		[ -f "$XNC_KERNEL/.ready" ] ||
+			die "XNC_KERNEL=$XNC_KERNEL is not a built kernel (run make debug-kernel)"
+		cat "$XNC_KERNEL/kernelrelease"
+		return
+	fi
 	dep=$(apt-cache depends linux-headers-amd64 2>/dev/null |
 	      sed -n 's/^ *Depends: linux-headers-\(.*-amd64\)$/\1/p' | head -n1)
 	[ -n "$dep" ] || die "cannot resolve the kernel version from 'apt-cache depends linux-headers-amd64' (run scripts/deps.sh, or apt-get update)"
@@ -29,6 +40,10 @@ kver() {
 image() {
 	local ver dir deb
 	ver=$(kver)
+	if [ -n "${XNC_KERNEL:-}" ]; then
+		echo "$XNC_KERNEL/root"
+		return
+	fi
 	dir=$XNC_CACHE/$ver
 	if [ -f "$dir/.ready" ]; then
 		echo "$dir/root"
@@ -51,6 +66,11 @@ image() {
 case "${1:-}" in
 version) kver ;;
 kdir)
+	if [ -n "${XNC_KERNEL:-}" ]; then
+		kver >/dev/null
+		echo "$XNC_KERNEL/linux"
+		exit 0
+	fi
 	d=/usr/src/linux-headers-$(kver)
 	[ -d "$d" ] || die "$d missing (run scripts/deps.sh)"
 	echo "$d"

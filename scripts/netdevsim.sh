@@ -14,6 +14,7 @@
 # The guest sees the host root read-only, so it loads the module from the
 # same path (tests/run.sh writes it to $XNC_OUT/netdevsim.path).  Its one
 # module dependency is psample (modinfo: "depends: psample").
+# With XNC_KERNEL set, built for that debug kernel instead (kernel.sh).
 
 set -euo pipefail
 
@@ -28,6 +29,11 @@ kdir=$("$here/kernel.sh" kdir)
 [ -r "$TARBALL" ] || die "$TARBALL missing (run scripts/deps.sh)"
 srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)
 stamp="kver=$kver source=${srcver:-unknown} esp-features=toggleable"
+# A debug kernel (XNC_KERNEL, scripts/debug-kernel.sh) may be rebuilt with
+# other options under the same release: its .config is part of the stamp.
+if [ -n "${XNC_KERNEL:-}" ]; then
+	stamp="$stamp config=$(sha256sum "$kdir/.config" | cut -c1-16)"
+fi
 
 dir=$XNC_CACHE/netdevsim-$kver
 ko=$dir/netdevsim.ko

@@ -14,6 +14,9 @@
 #   --mem MB      guest memory (default 3072)
 #   --icount      -icount shift=1 (deterministic guest time; for benchmarks)
 #   --append STR  extra kernel command line
+#   --kernel DIR  boot the kernel scripts/debug-kernel.sh built in DIR (the
+#                 same as XNC_KERNEL=DIR): its image, its modules, and the
+#                 parameters in DIR/cmdline; by default, Debian's kernel
 #
 # The guest sees this machine's root file system read-only over virtio-9p
 # with a tmpfs overlay on top, so every host binary (ip, strongSwan, iperf3)
@@ -38,6 +41,7 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2; shift 2 ;;
 	--icount) icount=1; shift ;;
 	--append) append=$2; shift 2 ;;
+	--kernel) export XNC_KERNEL=$2; shift 2 ;;
 	--) shift; break ;;
 	*) echo "vm.sh: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -48,6 +52,14 @@ done
 exec 9>/tmp/xnc-qemu.lock
 flock 9
 
+# A kernel of scripts/debug-kernel.sh: by absolute path (the guest mounts
+# its modules from the same path), with its own parameters (loglevel, KASAN
+# reporting).
+kappend=
+if [ -n "${XNC_KERNEL:-}" ]; then
+	XNC_KERNEL=$(cd "$XNC_KERNEL" && pwd)
+	kappend=" $(cat "$XNC_KERNEL/cmdline")"
+fi
 ver=$("$here/kernel.sh" version)
 root=$("$here/kernel.sh" image)
 out=${out:-$(mktemp -d /tmp/xnc-vm.XXXXXX)}
@@ -80,6 +92,8 @@ cp /bin/busybox "$ird/bin/busybox"
 for m in virtio_pci 9pnet_virtio 9p overlay; do
 	modprobe -d "$root" -S "$ver" --show-depends "$m" | awk '$1 == "insmod" { print $2 }'
 done | awk '!seen[$0]++' >"$work/mods"
+# (empty when they are built in, as in the debug kernel)
+: >"$ird/mods/order"
 while read -r m; do
 	cp "$m" "$ird/mods/"
 	basename "$m" >>"$ird/mods/order"
@@ -149,7 +163,7 @@ timeout --foreground -k 10 "$timeout" \
 	qemu-system-x86_64 "${accel[@]}" -machine q35 -cpu max -smp "$smp" -m "$mem" \
 	-nographic -no-reboot -monitor none -serial stdio \
 	-kernel "$root/boot/vmlinuz-$ver" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 net.ifnames=0 mitigations=off $append" \
+	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 net.ifnames=0 mitigations=off$kappend $append" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$out",mount_tag=xncout,security_model=none,multidevs=remap \
 	-nic none </dev/null 2>&1 | tr -d '\r' | tee -a "$log" |

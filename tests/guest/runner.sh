@@ -9,6 +9,10 @@
 # line of output is the reason.  Between tests the runner removes what a
 # test may have left (namespaces, the module) and fails the test if the
 # kernel log gained a splat while it ran.
+#
+# With XNC_KMEMLEAK=1 (make check-debug, on a kernel with kmemleak) a last
+# line, "kmemleak", fails if a leak suspect left at the end was allocated
+# through xfrm, dst or this module; all suspects go to $XNC_OUT/kmemleak.txt.
 
 here=$(cd "$(dirname "$0")" && pwd)
 pattern=${1:-.}
@@ -22,6 +26,44 @@ for m in xfrm_user xfrm_interface esp4 esp6 ah4 ah6 xfrm_ipcomp ipcomp ipcomp6 \
 	 veth xfrm4_tunnel xfrm6_tunnel tunnel4 tunnel6 dummy; do
 	modprobe -q "$m" 2>/dev/null
 done
+
+kmemleak=/sys/kernel/debug/kmemleak
+if [ "${XNC_KMEMLEAK:-0}" = 1 ] && [ -e $kmemleak ]; then
+	# forget what boot left behind: only what the tests leak counts
+	echo scan >$kmemleak
+	echo clear >$kmemleak
+fi
+
+# kmemleak_check: print the result line of the leak scan, fail if it failed
+kmemleak_check() {
+	local f=$XNC_OUT/kmemleak.txt n bad
+	if [ ! -e $kmemleak ]; then
+		echo "FAIL kmemleak: no $kmemleak in this kernel"
+		return 1
+	fi
+	# objects younger than 5 s are never reported; the second scan drops
+	# suspects whose only pointer was in flight during the first
+	sleep 6
+	if ! { echo scan >$kmemleak && echo scan >$kmemleak; } 2>/dev/null; then
+		echo "FAIL kmemleak: scan refused (kmemleak disabled itself? see dmesg)"
+		return 1
+	fi
+	cat $kmemleak >"$f"
+	n=$(grep -c '^unreferenced object' "$f")
+	# a suspect counts when its allocation backtrace names xfrm, dst or
+	# xnc_, or has an address that no longer resolves (a module since
+	# unloaded: this one, xnc_klp_other or netdevsim)
+	bad=$(awk '
+		/^unreferenced object/ { n += hit; hit = 0; bt = 0; next }
+		/^ *backtrace:/ { bt = 1; next }
+		bt && (/xfrm|dst|xnc_/ || /\] 0x[0-9a-f]+$/) { hit = 1 }
+		END { print n + hit }' "$f")
+	if [ "$bad" -gt 0 ]; then
+		echo "FAIL kmemleak: $bad of $n leak suspects allocated through xfrm, dst or a test module (kmemleak.txt)"
+		return 1
+	fi
+	echo "ok kmemleak ($n suspects, none through xfrm, dst or a test module)"
+}
 
 pass=0 fail=0 skip=0
 for t in "$here"/t-*.sh; do
@@ -51,5 +93,13 @@ for t in "$here"/t-*.sh; do
 	ip xfrm policy flush; ip xfrm state flush
 	"$XNC_TOP/tests/guest/lib.sh" unload >/dev/null 2>&1
 done
+if [ "${XNC_KMEMLEAK:-0}" = 1 ]; then
+	if kmemleak_check >"$XNC_OUT/kmemleak.result"; then
+		pass=$((pass + 1))
+	else
+		fail=$((fail + 1))
+	fi
+	tee -a "$res" <"$XNC_OUT/kmemleak.result"
+fi
 echo "$pass passed, $fail failed, $skip skipped" | tee -a "$XNC_OUT/guest.summary"
 [ $fail -eq 0 ]

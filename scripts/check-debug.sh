@@ -1,0 +1,56 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# make check-debug: the guest tests on the debug kernel of
+# scripts/debug-kernel.sh (KASAN, lockdep, PROVE_RCU, kmemleak, ...),
+# built first if it is not yet.
+#
+#   scripts/check-debug.sh [PATTERN]   as tests/run.sh; also T=PATTERN
+#
+# The module and the test-only second livepatch are built against the debug
+# tree into the run's directory (never into the source tree: a "make check"
+# may be using the stock build), netdevsim into the cache (netdevsim.sh).
+# tests/run.sh then boots the debug kernel (XNC_KERNEL) and runs the guest
+# tests; a splat on the console fails the run as always (the debug kernel
+# adds loglevel=5 so that lockdep and WARN() reach it), and a final
+# kmemleak scan fails on leaks allocated through xfrm, dst or the module.
+# The host tests are left out: they do not involve the kernel under test.
+#
+# Environment: XNC_OUT (default tests/out/debug-<date>-<pid>),
+# XNC_TEST_TIMEOUT (VM seconds, default 4 x tests/run.sh's: the debug
+# kernel is that much slower).
+
+set -euo pipefail
+
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+pattern=${1:-${T:-.}}
+
+kernel=$(scripts/debug-kernel.sh)
+kdir=$(XNC_KERNEL=$kernel scripts/kernel.sh kdir)
+out=${XNC_OUT:-$top/tests/out/debug-$(date +%Y%m%d-%H%M%S)-$$}
+mkdir -p "$out"
+out=$(cd "$out" && pwd)
+
+# copies of the sources, built where the guest sees them
+build() { # NAME DIR FILES...: make -C $kdir M=$out/NAME, log in NAME.build
+	local name=$1 from=$2
+	shift 2
+	rm -rf "${out:?}/$name"
+	mkdir -p "$out/$name"
+	# shellcheck disable=SC2048 # FILES may be globs, relative to DIR
+	(cd "$from" && cp -r $* "$out/$name/")
+	nice -n 19 make -C "$kdir" M="$out/$name" modules >"$out/$name.build" 2>&1 || {
+		tail -n 30 "$out/$name.build" >&2
+		echo "check-debug.sh: building $name against $kdir failed" >&2
+		exit 1
+	}
+}
+build mod "$top" Kbuild src include
+build klp-other "$top/tests/tools/klp-other" Kbuild '*.c'
+
+echo "check-debug: $(cat "$kernel/kernelrelease") from $kernel; results in $out"
+XNC_KERNEL=$kernel XNC_OUT=$out XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 \
+	XNC_KO=$out/mod/xfrm_nocache.ko XNC_OTHER_KO=$out/klp-other/xnc_klp_other.ko \
+	XNC_TEST_TIMEOUT=${XNC_TEST_TIMEOUT:-19200} \
+	tests/run.sh "$pattern"
