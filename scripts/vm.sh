@@ -163,14 +163,14 @@ timeout --foreground -k 10 "$timeout" \
 	qemu-system-x86_64 "${accel[@]}" -machine q35 -cpu max -smp "$smp" -m "$mem" \
 	-nographic -no-reboot -monitor none -serial stdio \
 	-kernel "$root/boot/vmlinuz-$ver" -initrd "$work/initrd.gz" \
-	-append "console=ttyS0 panic=-1 oops=panic quiet loglevel=4 net.ifnames=0 mitigations=off$kappend $append" \
+	-append "console=ttyS0 panic=-1 oops=panic loglevel=5 net.ifnames=0 mitigations=off$kappend $append" \
 	-virtfs local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap \
 	-virtfs local,path="$out",mount_tag=xncout,security_model=none,multidevs=remap \
 	-nic none </dev/null 2>&1 | tr -d '\r' | tee -a "$log" |
 	if [ -n "${XNC_QUIET:-}" ]; then cat >/dev/null; else cat; fi || true
 
 grc=$(sed -n 's/.*XNC-GUEST-EXIT \([0-9]*\).*/\1/p' "$log" | tail -n1)
-splat='BUG:|WARNING:|Oops|general protection|refcount_t|unregister_netdevice: waiting|rcu_sched self-detected stall|rcu: INFO|RCU stall|Kernel panic|XNC-INIT-FAIL'
+splat='BUG:|kernel BUG at|WARNING:|Oops|general protection|refcount_t|unregister_netdevice: waiting|rcu_sched self-detected stall|rcu: INFO|RCU stall|Kernel panic|XNC-INIT-FAIL'
 if grep -aEn "$splat" "$log" >"$out/splats"; then
 	echo "vm.sh: kernel splat on the console ($log):" >&2
 	head -n 20 "$out/splats" >&2
