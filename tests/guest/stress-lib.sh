@@ -353,8 +353,14 @@ st_readers_stop() {
 	[ $# -gt 0 ] || set -- "${!ST_READERS[@]}"
 	for ns in "$@"; do
 		[ -n "${ST_READERS[$ns]:-}" ] || continue
+		# stopped first: a loop killed between forking its ip and
+		# noting the pid would leave that ip running (in NS, keeping
+		# it alive after an ip netns del); stopped, it forks no more
 		for p in ${ST_READERS[$ns]}; do
-			kill $p 2>/dev/null
+			kill -STOP $p 2>/dev/null
+			pkill -TERM -P $p 2>/dev/null
+			kill -TERM $p 2>/dev/null
+			kill -CONT $p 2>/dev/null
 			wait $p 2>/dev/null
 		done
 		unset "ST_READERS[$ns]"
