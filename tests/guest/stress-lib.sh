@@ -58,8 +58,23 @@ exec {ST_NAPFD}<>"$ST_TMP/nap"
 st_nap() { read -r -t "$1" -u $ST_NAPFD; }
 
 st_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
-# st_log MSG: a "# " line with the time into the scenario
-st_log() { log "[$((SECONDS - ST_START)) s] $*"; }
+# st_log MSG: a "# " line with the time into the scenario and how the
+# VM's CPU time went since the last one (user, system, softirq, idle)
+st_log() {
+	local c u n s i w q sq rest now=() d
+	read -r c u n s i w q sq rest </proc/stat
+	now=($((u + n)) $s $sq $((i + w)))
+	d="${ST_CPU[*]:+; cpu since the last: $(st_cpu_pct "${now[@]}")}"
+	ST_CPU=("${now[@]}")
+	log "[$((SECONDS - ST_START)) s] $*$d"
+}
+ST_CPU=()
+st_cpu_pct() {
+	local du=$(($1 - ST_CPU[0])) ds=$(($2 - ST_CPU[1])) dq=$(($3 - ST_CPU[2])) di=$(($4 - ST_CPU[3])) t
+	t=$((du + ds + dq + di))
+	[ $t -gt 0 ] || t=1
+	echo "user $((100 * du / t))%, system $((100 * ds / t))%, softirq $((100 * dq / t))%, idle $((100 * di / t))%"
+}
 
 # --- configuration, as ip -batch files --------------------------------------
 
