@@ -272,9 +272,9 @@ EOF
 }
 
 # Kernel parameters for this kernel, added by vm.sh after its own:
-# warnings reach the console (vm.sh's "quiet loglevel=4" hides
-# KERN_WARNING, which lockdep and WARN() use), and every KASAN report is
-# printed, not just the first.
+# warnings reach the console (KERN_WARNING, which lockdep and WARN() use;
+# vm.sh asks for that too now, but this kernel must not depend on it),
+# and every KASAN report is printed, not just the first.
 CMDLINE="loglevel=5 kasan_multi_shot"
 
 want="source=$srcver cc=$(${CC:-gcc} --version | head -n1) frag=$(frag | sha256sum | cut -c1-16) cmdline=$CMDLINE"
