@@ -18,7 +18,8 @@
 #
 # Environment: XNC_OUT (default tests/out/debug-<date>-<pid>),
 # XNC_TEST_TIMEOUT (VM seconds, default 4 x tests/run.sh's: the debug
-# kernel is that much slower).
+# kernel is that much slower), XNC_SLOW (default 4: the same factor for the
+# tests' own time limits, see tests/guest/lib.sh).
 
 set -euo pipefail
 
@@ -50,7 +51,7 @@ build mod "$top" Kbuild src include
 build klp-other "$top/tests/tools/klp-other" Kbuild '*.c'
 
 echo "check-debug: $(cat "$kernel/kernelrelease") from $kernel; results in $out"
-XNC_KERNEL=$kernel XNC_OUT=$out XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 \
+XNC_KERNEL=$kernel XNC_OUT=$out XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 XNC_SLOW=${XNC_SLOW:-4} \
 	XNC_KO=$out/mod/xfrm_nocache.ko XNC_OTHER_KO=$out/klp-other/xnc_klp_other.ko \
 	XNC_TEST_TIMEOUT=${XNC_TEST_TIMEOUT:-19200} \
 	tests/run.sh "$pattern"

@@ -78,7 +78,7 @@ udp() {
 	local ns=$1 dst=$2 rx=${RXNS:-b} v6= out
 	shift 2
 	case $dst in *:*) v6=-6 ;; esac
-	ip netns exec "$rx" "$XSEND" -l $v6 -w 1 5000 >/tmp/udp.rx &
+	ip netns exec "$rx" "$XSEND" -l $v6 -w "$XNC_SLOW" 5000 >/tmp/udp.rx &
 	local l=$!
 	wait_for 5 grep -q listening /tmp/udp.rx
 	out=$(ip netns exec "$ns" "$XSEND" $v6 -n 3 "$@" "$dst" 5000 | tr '\n' ' ')

@@ -39,7 +39,7 @@ XSTREAM=$XNC_TOP/tests/tools/xstream
 ST_SECS=${XNC_STRESS_SECS:-15}
 ST_ROUNDS=${XNC_STRESS_ROUNDS:-0}
 ST_PPS=${XNC_STRESS_PPS:-250}
-ST_RESUME_MS=1000
+ST_RESUME_MS=$((1000 * ${XNC_SLOW:-1}))
 N=32
 # ESP with null encryption and null authentication
 ST_ALG='enc cipher_null "" auth digest_null ""'
