@@ -370,12 +370,14 @@ st_readers_stop() {
 		[ -n "${ST_READERS[$ns]:-}" ] || continue
 		# stopped first: a loop killed between forking its ip and
 		# noting the pid would leave that ip running (in NS, keeping
-		# it alive after an ip netns del); stopped, it forks no more
+		# it alive after an ip netns del); stopped, it forks no more.
+		# Then SIGKILL, children first: no trap runs (bash 5.2 can
+		# fail to parse a TERM trap caught inside a $(...), and the
+		# loop then never exits)
 		for p in ${ST_READERS[$ns]}; do
 			kill -STOP $p 2>/dev/null
-			pkill -TERM -P $p 2>/dev/null
-			kill -TERM $p 2>/dev/null
-			kill -CONT $p 2>/dev/null
+			pkill -KILL -P $p 2>/dev/null
+			kill -KILL $p 2>/dev/null
 			wait $p 2>/dev/null
 		done
 		unset "ST_READERS[$ns]"
