@@ -38,11 +38,13 @@ l0=$(xnc_stat Lookups a)
 echo 1 >$P || fail "latency=1 refused"
 ip netns exec a grep -q "latency on" /proc/net/xfrm_nocache_latency || fail "file does not say on"
 udp a 10.0.0.2 >/dev/null
+# read only once off: the namespace's own packets (IPv6 autoconf, say)
+# are lookups too and may come at any moment while on
+echo 0 >$P
 h=$(hist)
 l=$(($(xnc_stat Lookups a) - l0))
 expect_ge "histogram entries while on" "$h" 3
 expect_ge "lookups while on (>= histogram entries)" "$l" "$h"
-echo 0 >$P
 udp a 10.0.0.2 >/dev/null
 expect_eq "histogram after switching off" "$(hist)" "$h"
 
