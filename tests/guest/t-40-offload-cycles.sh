@@ -43,6 +43,7 @@ for i in $(seq 1 $N); do
 	[ "$hw" = 0 ] || fail "cycle $i: $hw SAs left in the hardware after down"
 	[ $((i % 2)) = 0 ] && ip netns exec c ethtool -K simc esp-hw-offload on
 	ip -n c link set simc up
+	[ $((i % 50)) = 0 ] && log "cycle $i of $N after $SECONDS s"
 done
 
 expect_eq "NotifierEvents after $N cycles" "$(xnc_stat NotifierEvents c)" $((ev0 + N))
