@@ -87,8 +87,9 @@ bench: $(MOD)
 debug-kernel:
 	scripts/debug-kernel.sh
 
-# The guest tests on that kernel, the module built against it, a kmemleak
-# scan at the end; T=pattern as for check.  Not part of check (hours).
+# The guest tests on that kernel, the module built against it: four parts,
+# one boot and one kmemleak scan each; PART=1..4 for one of them, T=pattern
+# as for check.  Not part of check (hours).
 check-debug: $(TOOLS)
 	scripts/check-debug.sh
 
@@ -112,7 +113,7 @@ help:
 	@echo "make selftests-table  kernel xfrm selftests, stock vs. module -> docs/selftests.md"
 	@echo "make bench    forwarded pps vs tunnels, stock/module/pcpu-ref -> docs/bench.md"
 	@echo "make debug-kernel  build a KASAN/lockdep/kmemleak kernel for the VM (once, ~15 min)"
-	@echo "make check-debug   the guest tests on it (T=pattern for a subset)"
+	@echo "make check-debug   the guest tests on it, in 4 parts (PART=n or T=pattern for one)"
 	@echo "make demo     boot the VM, load the module, show it working"
 	@echo "make lint     W=1 + sparse + checkpatch --strict, zero findings"
 	@echo "make install  install into /lib/modules/<ver>/updates"

@@ -6,6 +6,13 @@
 # built first if it is not yet.
 #
 #   scripts/check-debug.sh [PATTERN]   as tests/run.sh; also T=PATTERN
+#   PART=N scripts/check-debug.sh      one part of the suite (1 to 4)
+#   scripts/check-debug.sh --list-parts their patterns, one per line
+#
+# Without a pattern the whole suite runs as four parts, one VM boot each,
+# each ending with its own kmemleak scan: a leak is then pinned to a part,
+# and a failure or a timeout in one part does not cost the others.  The
+# parts take about an hour each (README.md, "Debug kernel").
 #
 # The module and the test-only second livepatch are built against the debug
 # tree into the run's directory (never into the source tree: a "make check"
@@ -25,7 +32,32 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-pattern=${1:-${T:-.}}
+pattern=${1:-${T:-}}
+# the parts, in suite order; every guest test is in exactly one
+parts=(
+	'^(0|1|2)'				# load .. observability
+	'^(30|40|50)'				# stress (CI profile), offload, strongSwan
+	'^60-selftest-(ipsec|rtnetlink-ipsec)'	# ipsec.c is most of it
+	'^60-selftest-(vrf-xfrm|xfrm-policy)'
+)
+if [ "$pattern" = --list-parts ]; then
+	printf '%s\n' "${parts[@]}"
+	exit 0
+fi
+if [ -n "${PART:-}" ]; then
+	case $PART in
+	[1-9]) [ "$PART" -le ${#parts[@]} ] ;;
+	*) false ;;
+	esac || {
+		echo "check-debug.sh: PART must be 1 to ${#parts[@]}, not '$PART'" >&2
+		exit 2
+	}
+	[ -z "$pattern" ] || {
+		echo "check-debug.sh: give PART or a pattern, not both" >&2
+		exit 2
+	}
+	pattern=${parts[PART - 1]}
+fi
 
 kernel=$(scripts/debug-kernel.sh)
 kdir=$(XNC_KERNEL=$kernel scripts/kernel.sh kdir)
@@ -39,7 +71,7 @@ build() { # NAME DIR FILES...: make -C $kdir M=$out/NAME, log in NAME.build
 	shift 2
 	rm -rf "${out:?}/$name"
 	mkdir -p "$out/$name"
-	# shellcheck disable=SC2048 # FILES may be globs, relative to DIR
+	# shellcheck disable=SC2048,SC2086 # FILES may be globs, relative to DIR
 	(cd "$from" && cp -r $* "$out/$name/")
 	nice -n 19 make -C "$kdir" M="$out/$name" modules >"$out/$name.build" 2>&1 || {
 		tail -n 30 "$out/$name.build" >&2
@@ -51,7 +83,33 @@ build mod "$top" Kbuild src include
 build klp-other "$top/tests/tools/klp-other" Kbuild '*.c'
 
 echo "check-debug: $(cat "$kernel/kernelrelease") from $kernel; results in $out"
-XNC_KERNEL=$kernel XNC_OUT=$out XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 XNC_SLOW=${XNC_SLOW:-4} \
-	XNC_KO=$out/mod/xfrm_nocache.ko XNC_OTHER_KO=$out/klp-other/xnc_klp_other.ko \
-	XNC_TEST_TIMEOUT=${XNC_TEST_TIMEOUT:-19200} \
-	tests/run.sh "$pattern"
+run() { # PATTERN DIR: one boot, its own kmemleak scan; prints its summary
+	mkdir -p "$2"
+	XNC_KERNEL=$kernel XNC_OUT=$2 XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 XNC_SLOW=${XNC_SLOW:-4} \
+		XNC_KO=$out/mod/xfrm_nocache.ko XNC_OTHER_KO=$out/klp-other/xnc_klp_other.ko \
+		XNC_TEST_TIMEOUT=${XNC_TEST_TIMEOUT:-19200} \
+		tests/run.sh "$1"
+}
+if [ -n "$pattern" ]; then
+	run "$pattern" "$out"
+	exit
+fi
+
+# the whole suite: every part, whatever the earlier ones gave
+pass=0 fail=0 p=0
+for pat in "${parts[@]}"; do
+	p=$((p + 1))
+	echo "check-debug: part $p of ${#parts[@]}: $pat"
+	start=$SECONDS
+	run "$pat" "$out/part$p" | tee "$out/part$p.log"
+	sum=$(tail -n1 "$out/part$p.log")
+	echo "check-debug: part $p took $((SECONDS - start)) s: $sum"
+	if [[ $sum =~ ^([0-9]+)\ passed,\ ([0-9]+)\ failed ]]; then
+		pass=$((pass + BASH_REMATCH[1]))
+		fail=$((fail + BASH_REMATCH[2]))
+	else
+		fail=$((fail + 1))
+	fi
+done
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
