@@ -20,11 +20,11 @@
 # --uri.  A initiates every connection (start_action = start) and is the only
 # side that rekeys CHILD_SAs (every SWAN_REKEY seconds); B only responds.
 #
-# Settings (environment): SWAN_N tunnels (30), SWAN_REKEY seconds (25, 0 =
-# no rekeying), SWAN_DIR working directory.
+# Settings (environment): SWAN_N tunnels (30), SWAN_REKEY seconds (25 times
+# XNC_SLOW, see lib.sh; 0 = no rekeying), SWAN_DIR working directory.
 
 SWAN_N=${SWAN_N:-30}
-SWAN_REKEY=${SWAN_REKEY:-25}
+SWAN_REKEY=${SWAN_REKEY:-$((25 * ${XNC_SLOW:-1}))}
 SWAN_DIR=${SWAN_DIR:-/tmp/xnc-swan}
 SWAN_CHARON=${SWAN_CHARON:-/usr/lib/ipsec/charon}
 SWAN_NS="swan-ca swan-ga swan-gb swan-cb"
