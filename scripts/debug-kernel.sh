@@ -185,6 +185,11 @@ CONFIG_NF_TABLES_IPV4=y
 CONFIG_NF_TABLES_IPV6=y
 CONFIG_NFT_COMPAT=m
 CONFIG_NFT_XFRM=m
+# vrf-xfrm-tests.sh: "ip vrf exec" binds its command to the VRF with a
+# cgroup BPF program; half of its cases put netem on the VRF device
+CONFIG_CGROUP_BPF=y
+CONFIG_NET_SCHED=y
+CONFIG_NET_SCH_NETEM=m
 # netdevsim: scripts/netdevsim.sh builds its own (patched) copy out of
 # tree; =m here makes Kconfig pull in everything it needs
 CONFIG_NETDEVSIM=m
