@@ -291,8 +291,9 @@ log "terminate+initiate of $SUBSET tunnels: back in $((t_re / 1000)).$(printf %0
 
 # --- 5. disable + rmmod, then insmod, under traffic -------------------------
 # 40 s of probes, 5/s per tunnel, across disable, rmmod, and insmod; on a
-# slower kernel XNC_SLOW times as long at 1/XNC_SLOW the rate (the debug
-# kernel forwarding 150 probes/s leaves too little to the checks meanwhile)
+# slower kernel XNC_SLOW times as long at 1/XNC_SLOW the rate, to last
+# through its slower rmmod, insmod and checks without more load (on the
+# debug kernel the checks after insmod still come too late: README.md)
 swan_ping_start $P 200 "$(slow 0.2)"
 sleep 2
 lk0=$(xnc_stat Lookups swan-ga)
