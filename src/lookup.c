@@ -128,7 +128,13 @@ static struct xfrm_dst *xnc_dummy_bundle(struct net *net, u16 family,
 	dst->flags |= DST_XFRM_QUEUE;
 	dst->lastuse = jiffies;
 	dst->output = xnc_k.queue_output;
-	dst_hold(dst_orig);
+	/*
+	 * The one reference on dst_orig is xdst->route's, dropped when the
+	 * bundle is destroyed.  Stock 6.1 takes a second one for the child,
+	 * but dst_destroy() releases a child only for a bundle with a state
+	 * (dst->xfrm), which this one never has: every queued lookup leaks a
+	 * route there (kmemleak finds them).  Child and path only borrow.
+	 */
 	xfrm_dst_set_child(xdst, dst_orig);
 	xdst->path = dst_orig;
 	if (dst_orig->ops->family == AF_INET6) {
