@@ -56,8 +56,8 @@ swan_initiate
 wait_for 120 swan_all_up || echo "NOT all up: A $(swan_child_up a)/$N, B $(swan_child_up b)/$N"
 t_up=$(ms_since "$t0")
 echo "all $N tunnels up in $(secs "$t_up")s (qemu TCG, no KVM)"
-echo "gateway A: $(swan_ike_up a) IKE_SAs ESTABLISHED, $(swan_child_up a) CHILD_SAs INSTALLED"
-echo "gateway B: $(swan_ike_up b) IKE_SAs ESTABLISHED, $(swan_child_up b) CHILD_SAs INSTALLED"
+echo "gateway A: $(swan_ike_up a) IKE_SAs ESTABLISHED, $(swan_child_up a) tunnels with a CHILD_SA installed"
+echo "gateway B: $(swan_ike_up b) IKE_SAs ESTABLISHED, $(swan_child_up b) tunnels with a CHILD_SA installed"
 cmd "swanctl --list-sas --ike net1        # on gateway A"
 swan_ctl a --list-sas --ike net1 | sed 's/^/  /'
 

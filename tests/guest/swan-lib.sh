@@ -72,9 +72,13 @@ swan_net() {
 
 # swan_conf GW(a|b): strongswan.conf and swanctl.conf of one gateway
 swan_conf() {
-	local gw=$1 d=$SWAN_DIR/$1 me peer ml pl x start rekey
+	local gw=$1 d=$SWAN_DIR/$1 me peer ml pl x start rekey life=0 rand=0
 	if [ "$gw" = a ]; then
 		me=192.0.2.1 peer=192.0.2.2 ml=1 pl=2 start=start rekey=${SWAN_REKEY}s
+		# hard expiry at twice the rekey time, not charon's default
+		# 1.1 times: there, one IKE retransmission (4 s) in a rekey on
+		# a loaded guest lets the CHILD_SA expire: the tunnel goes down
+		life=$((2 * SWAN_REKEY))s rand=$((SWAN_REKEY / 5))s
 	else
 		me=192.0.2.2 peer=192.0.2.1 ml=2 pl=1 start=none rekey=0
 	fi
@@ -119,6 +123,8 @@ EOF
 				remote_ts = 10.$pl.$x.0/24
 				esp_proposals = aes128gcm16-x25519
 				rekey_time = $rekey
+				life_time = $life
+				rand_time = $rand
 				start_action = $start
 			}
 		}
@@ -178,15 +184,26 @@ swan_initiate() {
 		{ echo "load on a failed: $(tail -n 2 "$SWAN_DIR/a/load.out")"; return 1; }
 }
 
-# counts from swanctl --list-sas
-swan_ike_up() { swan_ctl "$1" --list-sas 2>/dev/null | grep -c ', ESTABLISHED, IKEv2'; }
-swan_child_up() { swan_ctl "$1" --list-sas 2>/dev/null | grep -c ', INSTALLED, TUNNEL'; }
+# swan_up GW: "IKE TUNNELS" from one swanctl --list-sas: IKE_SAs
+# established, and tunnels (IKE_SA names) with an established IKE_SA and a
+# CHILD_SA that carries traffic.  While a CHILD_SA is rekeyed, the old one
+# is REKEYING (initiator) and the new one not yet listed, or the old one is
+# REKEYED and the new one INSTALLED: either way the tunnel is up, once.
+swan_up() {
+	swan_ctl "$1" --list-sas 2>/dev/null | awk '
+		/^[^ ].*: #[0-9]+, / { name = $1; ike = ($3 == "ESTABLISHED,")
+				       if (ike) n++; next }
+		/^  [^ ]+: #[0-9]+, reqid [0-9]+, (INSTALLED|REKEYING), / {
+			if (ike) up[name] = 1 }
+		END { print n + 0, length(up) }'
+}
+swan_ike_up() { swan_up "$1" | cut -d' ' -f1; }
+swan_child_up() { swan_up "$1" | cut -d' ' -f2; }
 
-# swan_all_up [N]: both sides have N IKE_SAs and N installed CHILD_SAs
+# swan_all_up [N]: both sides have N IKE_SAs, and N tunnels up
 swan_all_up() {
 	local n=${1:-$SWAN_N}
-	[ "$(swan_ike_up a)" = "$n" ] && [ "$(swan_child_up a)" = "$n" ] &&
-	[ "$(swan_ike_up b)" = "$n" ] && [ "$(swan_child_up b)" = "$n" ]
+	[ "$(swan_up a)" = "$n $n" ] && [ "$(swan_up b)" = "$n $n" ]
 }
 
 # swan_policies NS DIR: number of xfrm policies of that direction
@@ -230,15 +247,18 @@ swan_pk() {
 
 # swan_ping_start DIR COUNT INTERVAL [X...]: one ping per tunnel, from
 # 10.1.X.10 to 10.2.X.10 (default every tunnel); COUNT may be "var" for
-# 2 + X % 5 probes (each tunnel its own number, to tell SAs apart)
+# 2 + X % 5 probes (each tunnel its own number, to tell SAs apart), or
+# "open" for probes until swan_ping_stop (each reply logged, see
+# swan_ping_lost)
 swan_ping_start() {
 	local dir=$1 cnt=$2 int=$3 x c; shift 3
 	mkdir -p "$dir"
 	rm -f "$dir"/*.ping "$dir/pids"
 	for x in ${@:-$(seq 1 "$SWAN_N")}; do
-		c=$cnt
-		[ "$cnt" = var ] && c=$((2 + x % 5))
-		ip netns exec swan-ca ping -n -q -c "$c" -i "$int" -W 3 -I 10.1.$x.10 10.2.$x.10 \
+		c=(-q -c "$cnt")
+		[ "$cnt" = var ] && c=(-q -c $((2 + x % 5)))
+		[ "$cnt" = open ] && c=()
+		ip netns exec swan-ca ping -n "${c[@]}" -i "$int" -W 3 -I 10.1.$x.10 10.2.$x.10 \
 			>"$dir/$x.ping" 2>&1 &
 		echo $! >>"$dir/pids"
 	done
@@ -250,14 +270,34 @@ swan_ping_wait() {
 	return 0
 }
 
+# swan_ping_stop DIR: end an "open" run (ping prints its summary on SIGINT)
+swan_ping_stop() {
+	local p
+	for p in $(cat "$1/pids"); do kill -INT "$p" 2>/dev/null; done
+	swan_ping_wait "$1"
+}
+
 # swan_ping_sum DIR: "sent received" over every ping of DIR
 swan_ping_sum() {
 	cat "$1"/*.ping | awk '/packets transmitted/ { s += $1; r += $4 } END { print s + 0, r + 0 }'
 }
 
-# swan_ping_lost DIR X: probes lost by tunnel X's ping
+# swan_ping_lost DIR X: probes lost by tunnel X's ping.  For an "open" run
+# stopped by swan_ping_stop, the last probe sent may still have been on its
+# way: there, lost = sequence numbers up to the last one answered that got
+# no answer, plus any after it but that one.
 swan_ping_lost() {
-	awk '/packets transmitted/ { print $1 - $4 }' "$1/$2.ping"
+	awk '/ bytes from .* icmp_seq=/ {
+			sub(/.*icmp_seq=/, ""); q = $1 + 0
+			if (!(q in got)) { got[q] = 1; n++ }
+			if (q > max) max = q
+		}
+		/packets transmitted/ { t = $1; r = $4 }
+		END {
+			if (!n) { print t - r; exit }	# -q: no reply lines
+			tail = t - max - 1
+			print max - n + (tail > 0 ? tail : 0)
+		}' "$1/$2.ping"
 }
 
 # swan_rekeys: CHILD_SA rekeys completed by A so far (its log says
@@ -269,6 +309,8 @@ swan_rekeys() {
 swan_cleanup() {
 	swan_stop
 	local ns
+	# probes left running by a test that failed (an "open" run never ends)
+	for ns in $SWAN_NS; do ip netns pids "$ns" 2>/dev/null | xargs -r kill -9; done
 	for ns in $SWAN_NS; do ip netns del "$ns" 2>/dev/null; done
 	return 0
 }
