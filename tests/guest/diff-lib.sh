@@ -73,15 +73,20 @@ pings() {
 }
 
 # udp NS DST [xsend args]: send 3 datagrams to DST:5000 from NS with xsend,
-# count arrivals in the namespace owning DST (RXNS, default b)
+# count arrivals in the namespace owning DST (RXNS, default b): those in by
+# XNC_SLOW seconds after the sender is done.  The listener is stopped then,
+# not by its own timer, which would start before the sender does (and
+# starting a process can take a second on a busy guest).
 udp() {
 	local ns=$1 dst=$2 rx=${RXNS:-b} v6= out
 	shift 2
 	case $dst in *:*) v6=-6 ;; esac
-	ip netns exec "$rx" "$XSEND" -l $v6 -w "$XNC_SLOW" 5000 >/tmp/udp.rx &
+	ip netns exec "$rx" "$XSEND" -l $v6 -w 600 5000 >/tmp/udp.rx &
 	local l=$!
 	wait_for 5 grep -q listening /tmp/udp.rx
 	out=$(ip netns exec "$ns" "$XSEND" $v6 -n 3 "$@" "$dst" 5000 | tr '\n' ' ')
+	sleep "$XNC_SLOW"
+	kill -TERM $l
 	wait $l
 	echo "$out$(grep received /tmp/udp.rx)"
 }

@@ -7,7 +7,8 @@
  *       sends COUNT datagrams, prints "sent=N" and one "errno=NAME xK" per
  *       distinct error (e.g. EPERM from a blocking policy)
  *   xsend -l [-6] [-w SECONDS] PORT
- *       receives until SECONDS of silence, prints "received=N"
+ *       receives until SECONDS of silence (default 2), or until SIGINT or
+ *       SIGTERM, prints "received=N"
  *
  * -P installs a per-socket output policy (IP_XFRM_POLICY/IPV6_XFRM_POLICY)
  * before sending: "bypass" allows with no templates (what IKE daemons set
@@ -20,6 +21,7 @@
 #include <linux/xfrm.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +64,12 @@ static int set_policy(int fd, int v6, const char *kind)
 		return -1;
 	}
 	return 0;
+}
+
+/* only there to interrupt poll(): the listener then reports and exits */
+static void on_stop(int sig)
+{
+	(void)sig;
 }
 
 int main(int argc, char **argv)
@@ -114,10 +122,14 @@ int main(int argc, char **argv)
 		char buf[2048];
 		int got = 0;
 
+		struct sigaction sa = { .sa_handler = on_stop };
+
 		if (bind(fd, (struct sockaddr *)&ss, sizeof(ss))) {
 			perror("xsend: bind");
 			return 1;
 		}
+		sigaction(SIGINT, &sa, NULL);
+		sigaction(SIGTERM, &sa, NULL);
 		printf("listening\n");
 		fflush(stdout);
 		while (poll(&pfd, 1, wait_s * 1000) > 0)
