@@ -119,20 +119,33 @@ module_lookups() {
 	echo $t
 }
 
+# cleanup_ns: delete every namespace.  Each one's policies go first: that
+# purges their hold queues at once, under the path that queued the packets;
+# a namespace's own teardown runs later, from a workqueue, and until then a
+# queue's timer would look its packets up again on whatever path is in
+# place by then (the stock one, once the module is gone).
 cleanup_ns() {
 	local n
-	for n in $(ip netns list | awk '{print $1}'); do ip netns del "$n"; done
+	for n in $(ip netns list | awk '{print $1}'); do
+		ip -n "$n" xfrm policy flush
+		ip netns del "$n"
+	done
 	ip xfrm policy flush
 	ip xfrm state flush
 }
 
 # diff_case NAME: stock run, module run, compare; one result line
+# diff_stock NAME FILE: the stock half of a case, in namespaces of its own
+diff_stock() {
+	( "case_$1" ; observe ) >"$2" 2>&1
+	cleanup_ns
+}
+
 diff_case() {
 	local name=$1 d=$XNC_OUT/diff so mo lk
 	mkdir -p "$d"
 	xnc_unload >/dev/null 2>&1
-	( "case_$name" ; observe ) >"$d/$name.stock" 2>&1
-	cleanup_ns
+	stock_window diff_stock "$name" "$d/$name.stock"
 	xnc_load || { echo "FAIL $name: module load failed"; return 1; }
 	( "case_$name" ; observe ) >"$d/$name.module" 2>&1
 	lk=$(module_lookups)

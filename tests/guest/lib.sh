@@ -29,6 +29,23 @@ wait_for() {
 	return 1
 }
 
+# stock_window CMD...: run CMD (in this shell) on the stock path, in
+# namespaces of its own that it deletes, and record the kernel's jiffies
+# before and after in $XNC_OUT/stock-windows.  The kmemleak check of make
+# check-debug (runner.sh) reports leaks of objects allocated in such a
+# window as the stock kernel's, and does not fail on them: no code of ours
+# ran then, and what was allocated then is gone with those namespaces.
+# The caller makes sure the module is not loaded.
+jiffies() { awk '$1 == "jiffies:" { print $2; exit }' /proc/timer_list; }
+stock_window() {
+	local t0 rc
+	t0=$(jiffies)
+	"$@"
+	rc=$?
+	echo "$t0 $(jiffies) $*" >>"$XNC_OUT/stock-windows"
+	return $rc
+}
+
 lp_settled() { [ "$(cat $LP/transition 2>/dev/null)" = 0 ]; }
 lp_gone() { [ ! -e $LP ]; }
 mod_loaded() { grep -q '^xfrm_nocache ' /proc/modules; }
