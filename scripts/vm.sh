@@ -25,7 +25,8 @@
 #
 # Exit status: the command's, or 124 on timeout, or 125 when the console
 # shows a kernel splat (BUG, WARNING, Oops, refcount, leaked netdev refs,
-# RCU stall, panic) even if the command itself succeeded.
+# RCU stall, panic) even if the command itself succeeded.  A soft lockup
+# panics the guest (its backtraces are on the console) and ends the run.
 
 set -euo pipefail
 
@@ -155,6 +156,10 @@ while :; do sleep 1; done
 EOF
 
 (cd "$ird" && find . | cpio -o -H newc --quiet | gzip -1) >"$work/initrd.gz"
+
+# A soft lockup never ends by itself: panic at once, with every CPU's
+# backtrace on the console, instead of waiting for the timeout.
+kappend="$kappend softlockup_panic=1 softlockup_all_cpu_backtrace=1"
 
 accel=(-accel tcg,thread=multi)
 [ -n "$icount" ] && accel=(-accel tcg -icount shift=1)

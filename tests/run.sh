@@ -71,7 +71,14 @@ if ls tests/guest/t-*.sh 2>/dev/null | xargs -n1 basename | sed 's/^t-//; s/\.sh
 		# 1 is "some test failed" (already counted); anything else is the
 		# VM itself: timeout, crash, or a splat on the console.
 		echo "FAIL vm: scripts/vm.sh exited $vrc (see $out/console.log)"
-		[ -s "$out/splats" ] && head -n 20 "$out/splats"
+		if [ -s "$out/splats" ]; then
+			head -n 20 "$out/splats"
+			# the first splat with its backtrace, for a CI log
+			first=$(head -n1 "$out/splats" | cut -d: -f1)
+			echo "--- console.log from line $first ---"
+			sed -n "${first},$((first + 80))p" "$out/console.log"
+			echo "---"
+		fi
 		fail=$((fail + 1))
 	fi
 fi
