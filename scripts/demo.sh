@@ -12,7 +12,7 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 out=$(mktemp -d /tmp/xnc-demo.XXXXXX)
 rc=0
-XNC_QUIET=1 scripts/vm.sh --timeout 600 --out "$out" -- \
+XNC_QUIET=1 scripts/vm.sh --timeout 900 --out "$out" -- \
 	env SWAN_N="${SWAN_N:-8}" SWAN_REKEY="${SWAN_REKEY:-20}" \
 	"$top/tests/guest/demo.sh" || rc=$?
 # the demo's own lines, without the kernel's console messages

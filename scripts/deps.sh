@@ -27,13 +27,41 @@ if [ ${#missing[@]} -eq 0 ]; then
 	       sed -n 's/^ *Depends: //p' | head -n1)
 	[ -n "$want" ] && ! dpkg-query -W "$want" >/dev/null 2>&1 && missing+=("$want")
 fi
-if [ ${#missing[@]} -eq 0 ]; then
+# qemu 10 or later, for multi-threaded TCG (bookworm's own 7.2 hangs the
+# guest in kernel text patching there: scripts/vm.sh); on bookworm it comes
+# from bookworm-backports.  Without it vm.sh runs single-threaded, slower.
+qemu_major() {
+	qemu-system-x86_64 --version 2>/dev/null | sed -n '1s/.*version \([0-9]*\)\..*/\1/p'
+}
+new_qemu=
+if ! [ "$(qemu_major)" -ge 10 ] 2>/dev/null; then
+	new_qemu=1
+	# installed below, from backports: not first bookworm's own
+	for i in "${!missing[@]}"; do
+		[ "${missing[$i]}" = qemu-system-x86 ] && unset "missing[$i]"
+	done
+fi
+
+if [ ${#missing[@]} -eq 0 ] && [ -z "$new_qemu" ]; then
 	echo "deps: all present"
 	exit 0
 fi
 
-echo "deps: installing ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+if [ -n "$new_qemu" ] && grep -qs '^VERSION_CODENAME=bookworm$' /etc/os-release; then
+	grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ ||
+		echo 'deb http://deb.debian.org/debian bookworm-backports main' \
+			>/etc/apt/sources.list.d/xnc-bookworm-backports.list
+fi
 apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-echo "deps: done"
+if [ ${#missing[@]} -gt 0 ]; then
+	echo "deps: installing ${missing[*]}"
+	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+if [ -n "$new_qemu" ]; then
+	echo "deps: installing qemu-system-x86 from bookworm-backports"
+	apt-get install -y -qq --no-install-recommends -t bookworm-backports \
+		qemu-system-x86 >/dev/null ||
+		echo "deps: no qemu 10 or later: scripts/vm.sh runs single-threaded TCG, slower" >&2
+fi
+echo "deps: done ($(qemu-system-x86_64 --version | head -n1))"

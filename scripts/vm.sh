@@ -13,6 +13,9 @@
 #   --smp N       vCPUs (default 2)
 #   --mem MB      guest memory (default 3072)
 #   --icount      -icount shift=1 (deterministic guest time; for benchmarks)
+#   --tcg MODE    multi: one host thread per vCPU; single: one host thread
+#                 runs every vCPU in turn; auto (default): multi with qemu
+#                 10 or later, single with an older qemu (see below)
 #   --append STR  extra kernel command line
 #   --kernel DIR  boot the kernel scripts/debug-kernel.sh built in DIR (the
 #                 same as XNC_KERNEL=DIR): its image, its modules, and the
@@ -31,7 +34,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-timeout=900 smp=2 mem=3072 icount= append= log= out=
+timeout=900 smp=2 mem=3072 icount= append= log= out= tcg=auto
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -41,6 +44,7 @@ while [ $# -gt 0 ]; do
 	--smp) smp=$2; shift 2 ;;
 	--mem) mem=$2; shift 2 ;;
 	--icount) icount=1; shift ;;
+	--tcg) tcg=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
 	--kernel) export XNC_KERNEL=$2; shift 2 ;;
 	--) shift; break ;;
@@ -48,6 +52,10 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [ $# -gt 0 ] || { echo "vm.sh: no command given" >&2; exit 2; }
+case $tcg in
+auto|multi|single) ;;
+*) echo "vm.sh: --tcg takes auto, multi or single, not '$tcg'" >&2; exit 2 ;;
+esac
 
 # One qemu at a time on this 2-core machine: wait for any other run.
 exec 9>/tmp/xnc-qemu.lock
@@ -161,7 +169,30 @@ EOF
 # backtrace on the console, instead of waiting for the timeout.
 kappend="$kappend softlockup_panic=1 softlockup_all_cpu_backtrace=1"
 
-accel=(-accel tcg,thread=multi)
+# Multi-threaded TCG (a host thread per vCPU) is the fast mode, but qemu
+# 7.2's (Debian bookworm's own) can let a vCPU go on running its old
+# translation of kernel code that another vCPU has just rewritten.  Text
+# patching (text_poke_bp: livepatch, ftrace, static keys, trace events)
+# then hangs the guest when the patched code runs on the other vCPU
+# meanwhile: that vCPU traps on the temporary int3, which memory no longer
+# holds, the kernel backs up to re-execute the instruction, and the stale
+# int3 traps again, forever (soft lockups at the patched function's first
+# byte, whose bytes on the console are already the final ones).  Seen in
+# about 1 of 4 runs of t-01-cycles, and when a trace event was switched off
+# under load.  Toggling the sched trace events 600 times while both vCPUs
+# switch tasks made no progress in 300 s there; with qemu 10 (from
+# bookworm-backports, which scripts/deps.sh installs) it takes 8 s, and
+# 12,000 times 142 s.  So multi-threaded TCG only with qemu 10 or later,
+# the version tested; with an older one, one host thread runs the vCPUs in
+# turn, so a translation never races a write (about 1.7 times slower).
+qemu_major=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([0-9]*\)\..*/\1/p')
+if [ "$tcg" = auto ]; then
+	tcg=single
+	[ "${qemu_major:-0}" -ge 10 ] && tcg=multi
+	[ $tcg = multi ] || [ -n "$icount" ] ||
+		echo "vm.sh: qemu ${qemu_major:-?} is older than 10: single-threaded TCG (slower; scripts/deps.sh installs a newer one)" >&2
+fi
+accel=(-accel "tcg,thread=$tcg")
 [ -n "$icount" ] && accel=(-accel tcg -icount shift=1)
 
 timeout --foreground -k 10 "$timeout" \
