@@ -61,7 +61,9 @@ fi
 if [ -n "$new_qemu" ]; then
 	echo "deps: installing qemu-system-x86 from bookworm-backports"
 	apt-get install -y -qq --no-install-recommends -t bookworm-backports \
-		qemu-system-x86 >/dev/null ||
+		qemu-system-x86 >/dev/null || {
 		echo "deps: no qemu 10 or later: scripts/vm.sh runs single-threaded TCG, slower" >&2
+		apt-get install -y -qq --no-install-recommends qemu-system-x86 >/dev/null
+	}
 fi
 echo "deps: done ($(qemu-system-x86_64 --version | head -n1))"
