@@ -119,10 +119,9 @@ int main(int argc, char **argv)
 
 	if (listen_mode) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		struct sigaction sa = { .sa_handler = on_stop };
 		char buf[2048];
 		int got = 0;
-
-		struct sigaction sa = { .sa_handler = on_stop };
 
 		if (bind(fd, (struct sockaddr *)&ss, sizeof(ss))) {
 			perror("xsend: bind");
