@@ -185,8 +185,8 @@ kappend="$kappend softlockup_panic=1 softlockup_all_cpu_backtrace=1"
 # 12,000 times 142 s.  So multi-threaded TCG only with qemu 10 or later,
 # the version tested; with an older one, one host thread runs the vCPUs in
 # turn, so a translation never races a write (about 1.7 times slower).
-qemu_major=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([0-9]*\)\..*/\1/p')
 if [ "$tcg" = auto ]; then
+	qemu_major=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([0-9]*\)\..*/\1/p')
 	tcg=single
 	[ "${qemu_major:-0}" -ge 10 ] && tcg=multi
 	[ $tcg = multi ] || [ -n "$icount" ] ||
