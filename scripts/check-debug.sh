@@ -26,7 +26,11 @@
 # Environment: XNC_OUT (default tests/out/debug-<date>-<pid>),
 # XNC_TEST_TIMEOUT (VM seconds, default 4 x tests/run.sh's: the debug
 # kernel is that much slower), XNC_SLOW (default 4: the same factor for the
-# tests' own time limits, see tests/guest/lib.sh).
+# tests' own time limits, see tests/guest/lib.sh), XNC_STRESS_MANY (default
+# 2000: SAs and policies loaded at once by the stress suite, 10,000 in make
+# check) and XNC_OFFLOAD_CYCLES (default 50 down/up cycles, 200 in make
+# check): on this kernel each costs 10 to 25 times as much, and what they
+# look for (resizes, rebuilds, a reference per cycle) comes long before.
 
 set -euo pipefail
 
@@ -83,6 +87,7 @@ echo "check-debug: $(cat "$kernel/kernelrelease") from $kernel; results in $out"
 run() { # PATTERN DIR: one boot, its own kmemleak scan; prints its summary
 	mkdir -p "$2"
 	XNC_KERNEL=$kernel XNC_OUT=$2 XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 XNC_SLOW=${XNC_SLOW:-4} \
+		XNC_STRESS_MANY=${XNC_STRESS_MANY:-2000} XNC_OFFLOAD_CYCLES=${XNC_OFFLOAD_CYCLES:-50} \
 		XNC_KO=$out/mod/xfrm_nocache.ko XNC_OTHER_KO=$out/klp-other/xnc_klp_other.ko \
 		XNC_TEST_TIMEOUT=${XNC_TEST_TIMEOUT:-19200} \
 		tests/run.sh "$1"

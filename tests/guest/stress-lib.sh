@@ -32,13 +32,20 @@
 # XNC_STRESS_SECS bounds each scenario's churn loop (default 15);
 # XNC_STRESS_ROUNDS is the least number of rounds of the counted churns
 # (namespaces, module), which may then run past XNC_STRESS_SECS (default 0,
-# make stress: 50).  Figures are logged as "# " lines.
+# make stress: 50).  XNC_STRESS_MANY is how many more SAs (t-30-stress-sa)
+# and policies (t-30-stress-policy) are loaded at once (default 10000;
+# make check-debug: 2000, where each costs twenty times as much and the
+# hash resizes and tree rebuilds it is after happen well before 2000).
+# Figures are logged as "# " lines.
 
 XSEND=$XNC_TOP/tests/tools/xsend
 XSTREAM=$XNC_TOP/tests/tools/xstream
 ST_SECS=${XNC_STRESS_SECS:-15}
 ST_ROUNDS=${XNC_STRESS_ROUNDS:-0}
 ST_PPS=${XNC_STRESS_PPS:-250}
+ST_MANY=${XNC_STRESS_MANY:-10000}
+[[ $ST_MANY =~ ^[0-9]+$ ]] && [ "$ST_MANY" -ge 1000 ] && [ "$ST_MANY" -le 100000 ] ||
+	fail "XNC_STRESS_MANY must be a number from 1000 to 100000, not '$ST_MANY'"
 ST_RESUME_MS=$((1000 * XNC_SLOW))
 N=32
 # ESP with null encryption and null authentication

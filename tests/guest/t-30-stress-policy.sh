@@ -5,15 +5,16 @@
 #  1. For XNC_STRESS_SECS: all of gw's policies flushed and re-added, and
 #     the hash thresholds (ip xfrm policy set hthresh4/hthresh6) changed,
 #     in turn; traffic must be back within 1 s of each.
-#  2. 10,000 more policies with overlapping selectors (dst /16 to /32 over
-#     the tunnels' subnets, src /16 to /32, UDP ports) and priorities (0-999,
-#     ties included; the tunnels' own are 100, so the traffic's lookups walk
-#     the thousand or so ahead of them), some blocking, the others through
-#     32 probe SAs (reqid 101-132), loaded with ip -batch under traffic.
+#  2. 10,000 more policies (XNC_STRESS_MANY) with overlapping selectors
+#     (dst /16 to /32 over the tunnels' subnets, src /16 to /32, UDP ports)
+#     and priorities (0-999, ties included; the tunnels' own are 100, so
+#     the traffic's lookups walk the thousand or so ahead of them), some
+#     blocking, the others through 32 probe SAs (reqid 101-132), loaded
+#     with ip -batch under traffic.
 #     Differential: 50 probe flows, one datagram each, stock and then
 #     patched; for each probe the probe SA that carried it at the sink (or
 #     blocked, or none: one of the tunnels' own policies won), and the set
-#     of the 10,000 whose use time the probes moved, must be identical.
+#     of the extra ones whose use time the probes moved, must be identical.
 #  3. Back to the 32 policies; then the end checks of stress-lib.sh.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stress-lib.sh"
@@ -43,7 +44,7 @@ while st_more $((round + 1)); do
 done
 st_log "churn: $round rounds in $ST_SECS s: $flushes flush + re-add of $N policies, $rehashes hash threshold changes"
 
-# --- 2. 10,000 overlapping policies, stock vs. patched ---------------------------
+# --- 2. XNC_STRESS_MANY overlapping policies, stock vs. patched ------------------
 # Out policies are hashed exactly when src prefix >= 24 and dst >= 28 here
 # (hthresh4 LOCAL REMOTE), so the probes meet both the hash table and the
 # inexact tree.  Set while only the 32 are present: the rebuild is quick.
@@ -61,7 +62,7 @@ done
 # selector is the same policy whatever the priority).  Policies with a dst
 # prefix of 26 or more give the probe flows (an address inside, the port):
 # the first 40 of those ahead of the tunnels' policies, the first 10 after.
-awk -v n=10000 -v pol="$ST_TMP/extra-pol" -v probes="$ST_TMP/probes" '
+awk -v n=$ST_MANY -v pol="$ST_TMP/extra-pol" -v probes="$ST_TMP/probes" '
 function ip(a) { return int(a / 16777216) "." int(a / 65536) % 256 "." int(a / 256) % 256 "." a % 256 }
 function net(a, p) { return int(a / 2 ^ (32 - p)) * 2 ^ (32 - p) }
 BEGIN {
@@ -87,13 +88,13 @@ BEGIN {
 	}
 }'
 t0=$(st_ms)
-ip -n gw -batch "$ST_TMP/extra-pol" || fail "loading the 10,000 policies failed"
-st_log "10,000 policies loaded with ip -batch in $(($(st_ms) - t0)) ms under traffic; gw: $(st_counts gw)"
-st_resume "10,000 policies loaded"
+ip -n gw -batch "$ST_TMP/extra-pol" || fail "loading the $ST_MANY policies failed"
+st_log "$ST_MANY policies loaded with ip -batch in $(($(st_ms) - t0)) ms under traffic; gw: $(st_counts gw)"
+st_resume "$ST_MANY policies loaded"
 
 # probe SAs' packet counts at the sink, "SPI packets"
 probe_sas() { st_sa_counts sink | awk '$1 >= "0x00002000" && $1 < "0x00003000"'; }
-# policies among the 10,000 with their use time ("-": never used), as
+# policies among the extra ones with their use time ("-": never used), as
 # "INDEX DATE_TIME", sorted for join
 extra_use() {
 	ip -n gw -s xfrm policy | awk '
@@ -136,13 +137,13 @@ st_log "differential done"
 # used by the stock half: use time set; by the patched half: changed since
 awk '$2 != "-" { print $1 }' "$ST_TMP/use.stock" >"$ST_TMP/used.stock"
 join "$ST_TMP/use.stock" "$ST_TMP/use.patched" | awk '$2 != $3 { print $1 }' >"$ST_TMP/used.patched"
-expect_eq "policies listed, stock and patched" "$(wc -l <"$ST_TMP/use.patched")" 10000
+expect_eq "policies listed, stock and patched" "$(wc -l <"$ST_TMP/use.patched")" "$ST_MANY"
 sed 's/^/# /' "$ST_TMP/patched.probes"
 nsa=$(grep -c ' -> sa ' "$ST_TMP/stock.probes")
 nblk=$(grep -c 'blocked' "$ST_TMP/stock.probes")
 nnone=$(grep -c ' -> none' "$ST_TMP/stock.probes")
 st_log "differential over 50 probe flows: $nsa through a probe SA, $nblk blocked, $nnone by a tunnel policy;" \
-	"$(wc -l <"$ST_TMP/used.stock") of the 10,000 used (stock), $(wc -l <"$ST_TMP/used.patched") (patched)"
+	"$(wc -l <"$ST_TMP/used.stock") of the $ST_MANY used (stock), $(wc -l <"$ST_TMP/used.patched") (patched)"
 diff -u "$ST_TMP/stock.probes" "$ST_TMP/patched.probes" ||
 	fail "probe outcomes differ between stock and patched (diff above)"
 diff -u "$ST_TMP/used.stock" "$ST_TMP/used.patched" ||
@@ -151,12 +152,12 @@ diff -u "$ST_TMP/used.stock" "$ST_TMP/used.patched" ||
 kinds=$(sed 's/.* -> //' "$ST_TMP/stock.probes" | sort -u | wc -l)
 log "$kinds distinct outcomes among the 50 probe flows"
 [ "$kinds" -ge 10 ] && [ "$nsa" -lt 50 ] || fail "probe flows too uniform to compare ($kinds distinct outcomes, $nsa via a probe SA)"
-[ "$(wc -l <"$ST_TMP/used.stock")" -ge 10 ] || fail "fewer than 10 of the 10,000 policies used by the probes"
+[ "$(wc -l <"$ST_TMP/used.stock")" -ge 10 ] || fail "fewer than 10 of the $ST_MANY policies used by the probes"
 
 # --- 3. back to the 32 ------------------------------------------------------------
-ip -n gw xfrm policy flush || fail "flush of 10,032 policies failed"
+ip -n gw xfrm policy flush || fail "flush of $((N + ST_MANY)) policies failed"
 ip -n gw -batch "$ST_TMP/gw-pol" || fail "re-adding the policies failed"
-st_resume "flush of 10,032 policies + re-add"
+st_resume "flush of $((N + ST_MANY)) policies + re-add"
 st_log "back to the $N policies"
 for r in $(seq 101 $((100 + N))); do
 	for n in gw sink; do
@@ -167,4 +168,4 @@ done
 ip -n gw xfrm policy set hthresh4 32 32 hthresh6 128 128 || fail "hthresh refused"
 st_resume "hash thresholds back to the defaults"
 st_finish
-echo "policy churn: $round rounds, 10,000 policies, stock and patched chose alike for 50 probe flows"
+echo "policy churn: $round rounds, $ST_MANY policies, stock and patched chose alike for 50 probe flows"
