@@ -23,6 +23,8 @@
 #   st_traffic_start    listener in sink, xstream in src; waits for arrivals
 #   st_readers_start NS...  "ip xfrm monitor" and "ip -s xfrm state/policy"
 #                       dump loops in each NS until st_readers_stop
+#   st_readers_pause / st_readers_cont  hold all readers still (SIGSTOP)
+#                       and let them go on, e.g. around a measurement
 #   st_resume WHAT      after a disturbance: time until the sink counts a new
 #                       datagram; fails beyond 1 s
 #   st_finish           end state: SA/policy counts as at the start, every
@@ -382,6 +384,20 @@ st_readers_stop() {
 		unset "ST_READERS[$ns]"
 	done
 }
+
+# st_readers_pause, st_readers_cont: SIGSTOP, then SIGCONT, every reader
+# loop and the ip it may be running.  A dump held mid-way keeps only its
+# walker entry in the kernel, no lock.
+st_readers_signal() {
+	local p
+	for p in ${ST_READERS[@]}; do
+		kill -"$1" $p 2>/dev/null
+		pkill -"$1" -P $p 2>/dev/null
+	done
+	return 0
+}
+st_readers_pause() { st_readers_signal STOP; }
+st_readers_cont() { st_readers_signal CONT; }
 
 st_readers_report() {
 	local ns d m

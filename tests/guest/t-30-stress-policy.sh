@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # Stress, policies (topology: stress-lib.sh; traffic through 32 tunnel SAs,
-# monitor and dump readers in gw and sink throughout).
+# monitor and dump readers in gw and sink throughout but 2.'s probing).
 #  1. For XNC_STRESS_SECS: all of gw's policies flushed and re-added, and
 #     the hash thresholds (ip xfrm policy set hthresh4/hthresh6) changed,
 #     in turn; traffic must be back within 1 s of each.
@@ -121,6 +121,10 @@ probe_round() {
 	done <"$ST_TMP/probes"
 }
 
+# The readers are held still while probing: each probe is a handful of
+# forks, and on a debug kernel dump loops over the extra policies would
+# take the CPUs from them (10 s a probe).  They ran through the loading.
+st_readers_pause
 xnc_unload || fail "unload for the stock half failed"
 st_log "stock half: probing"
 probe_round >"$ST_TMP/stock.probes"
@@ -133,6 +137,7 @@ probe_round >"$ST_TMP/patched.probes"
 st_log "patched half: policy use times"
 extra_use >"$ST_TMP/use.patched"
 st_log "differential done"
+st_readers_cont
 
 # used by the stock half: use time set; by the patched half: changed since
 awk '$2 != "-" { print $1 }' "$ST_TMP/use.stock" >"$ST_TMP/used.stock"
