@@ -18,6 +18,15 @@ log() { echo "# $*"; }
 # how soon traffic must be back) are multiplied by it.
 XNC_SLOW=${XNC_SLOW:-1}
 
+# knob VAR NAME DEFAULT MIN MAX: VAR = $NAME, or DEFAULT if that is unset or
+# empty; a whole number from MIN to MAX, else the test fails naming NAME
+knob() {
+	local v=${!2:-$3}
+	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -ge "$4" ] && [ "$v" -le "$5" ] ||
+		fail "$2 must be a number from $4 to $5, not '$v'"
+	printf -v "$1" %s "$v"
+}
+
 # wait_for SECONDS CMD...: poll every 0.1 s until CMD succeeds
 wait_for() {
 	local t=$(($1 * 10)); shift

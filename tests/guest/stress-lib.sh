@@ -45,9 +45,7 @@ XSTREAM=$XNC_TOP/tests/tools/xstream
 ST_SECS=${XNC_STRESS_SECS:-15}
 ST_ROUNDS=${XNC_STRESS_ROUNDS:-0}
 ST_PPS=${XNC_STRESS_PPS:-250}
-ST_MANY=${XNC_STRESS_MANY:-10000}
-[[ $ST_MANY =~ ^[0-9]+$ ]] && [ "$ST_MANY" -ge 1000 ] && [ "$ST_MANY" -le 100000 ] ||
-	fail "XNC_STRESS_MANY must be a number from 1000 to 100000, not '$ST_MANY'"
+knob ST_MANY XNC_STRESS_MANY 10000 1000 100000
 ST_RESUME_MS=$((1000 * XNC_SLOW))
 N=32
 # ESP with null encryption and null authentication

@@ -16,9 +16,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nsim.sh"
 
-N=${XNC_OFFLOAD_CYCLES:-200}
-[[ $N =~ ^[0-9]+$ ]] && [ "$N" -ge 2 ] && [ "$N" -le 100000 ] ||
-	fail "XNC_OFFLOAD_CYCLES must be a number from 2 to 100000, not '$N'"
+knob N XNC_OFFLOAD_CYCLES 200 2 100000
 trap nsim_cleanup EXIT
 nsim_load
 xnc_load || fail "load failed"
