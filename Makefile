@@ -14,7 +14,7 @@ endif
 
 PWD := $(shell pwd)
 MOD := xfrm_nocache.ko
-SRCS := $(wildcard src/*.c src/*.h include/*.h) Kbuild
+SRCS := $(wildcard src/*.c src/*.h include/*.h) Kbuild scripts/klp-relocs.py
 
 .PHONY: all module clean check demo install deps lint dkms-check help tools stats stress
 
@@ -26,6 +26,7 @@ $(MOD): $(SRCS)
 	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
 		echo "no kernel build dir: install linux-headers (make deps) or set KDIR" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
+	python3 scripts/klp-relocs.py $@
 
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean

@@ -7,6 +7,7 @@
 
 #include <linux/types.h>
 #include <linux/percpu.h>
+#include <linux/socket.h>
 #include <net/flow.h>
 
 struct net;
@@ -20,34 +21,52 @@ struct klp_patch;
 struct list_head;
 struct mutex;
 
-/* Kernel functions and data we need but that are not exported (ksyms.c). */
-struct xnc_ksyms {
-	struct xfrm_policy *(*sk_policy_lookup)(const struct sock *sk, int dir,
-						const struct flowi *fl,
-						u16 family, u32 if_id);
-	struct xfrm_policy *(*policy_lookup_bytype)(struct net *net, u8 type,
-						    const struct flowi *fl,
-						    u16 family, u8 dir,
-						    u32 if_id);
-	struct xfrm_dst *(*resolve_and_create_bundle)(struct xfrm_policy **pols,
-						      int num_pols,
-						      const struct flowi *fl,
-						      u16 family,
-						      struct dst_entry *dst_orig);
-	int (*queue_output)(struct net *net, struct sock *sk,
-			    struct sk_buff *skb);
-	const struct xfrm_policy_afinfo __rcu **policy_afinfo;
-	/* kernel/livepatch/core.c: every registered livepatch ... */
-	struct list_head *klp_patches;
-	/* ... and the lock that serializes every change to that list */
-	struct mutex *klp_mutex;
-	/* kernel/trace: held by whoever adds or removes a trace event */
-	struct mutex *event_mutex;
-};
+/*
+ * Kernel functions and data we need but that are not exported: bound by
+ * the livepatch core when the module loads, through the livepatch
+ * relocations scripts/klp-relocs.py makes of these weak undefined symbols
+ * (the assembler name "xnc_klp.NAME" becomes vmlinux's NAME; weak keeps
+ * modpost quiet).  The calls are direct calls: nothing here is ever called
+ * through a pointer.  Until the module's init has run xnc_klp_check()
+ * successfully, none of them may be used.  Every one is listed in klp.c.
+ */
 
-extern struct xnc_ksyms xnc_k;
+struct xfrm_policy *xnc_sk_policy_lookup(const struct sock *sk, int dir,
+					 const struct flowi *fl, u16 family,
+					 u32 if_id)
+	__asm__("xnc_klp.xfrm_sk_policy_lookup") __weak;
+struct xfrm_policy *xnc_policy_lookup_bytype(struct net *net, u8 type,
+					     const struct flowi *fl,
+					     u16 family, u8 dir, u32 if_id)
+	__asm__("xnc_klp.xfrm_policy_lookup_bytype") __weak;
+struct xfrm_dst *xnc_resolve_and_create_bundle(struct xfrm_policy **pols,
+					       int num_pols,
+					       const struct flowi *fl,
+					       u16 family,
+					       struct dst_entry *dst_orig)
+	__asm__("xnc_klp.xfrm_resolve_and_create_bundle") __weak;
+/* never called by us: stored in a queue bundle's dst->output */
+int xnc_xdst_queue_output(struct net *net, struct sock *sk,
+			  struct sk_buff *skb)
+	__asm__("xnc_klp.xdst_queue_output") __weak;
+extern const struct xfrm_policy_afinfo __rcu *
+	xnc_policy_afinfo[AF_INET6 + 1]
+	__asm__("xnc_klp.xfrm_policy_afinfo") __weak;
+/* kernel/livepatch/core.c: every registered livepatch ... */
+extern struct list_head xnc_klp_patches
+	__asm__("xnc_klp.klp_patches") __weak;
+/* ... and the lock that serializes every change to that list */
+extern struct mutex xnc_klp_mutex
+	__asm__("xnc_klp.klp_mutex") __weak;
+/* kernel/trace: held by whoever adds or removes a trace event */
+extern struct mutex xnc_event_mutex
+	__asm__("xnc_klp.event_mutex") __weak;
 
-int xnc_ksyms_resolve(void);
+/* 0 when every symbol above is bound and the kernel is one we can patch */
+int xnc_klp_check(void);
+
+/* the one function we replace */
+#define XNC_PATCHED_FUNC "xfrm_lookup_with_ifid"
 
 /* -EBUSY if another enabled livepatch replaces @name (stacking.c) */
 int xnc_refuse_stacking(struct klp_patch *ours, const char *name);
@@ -110,13 +129,19 @@ void xnc_notifier_exit(void);
 
 /*
  * The benchmark's reference build (tests/bench/pcpu_ref.c, a separate
- * module) interposes a per-CPU bundle cache here; the shipped module has
- * none and these are empty.
+ * module) interposes a per-CPU bundle cache here, and in front of every
+ * bundle creation (xnc_create_bundle); the shipped module has none, these
+ * are empty and bundles come straight from the kernel.
  */
 #ifdef XNC_PCPU_REF
 int xnc_ref_init(void);
 void xnc_ref_exit(void);
+struct xfrm_dst *xnc_ref_bundle(struct xfrm_policy **pols, int num_pols,
+				const struct flowi *fl, u16 family,
+				struct dst_entry *dst_orig);
+#define xnc_create_bundle xnc_ref_bundle
 #else
+#define xnc_create_bundle xnc_resolve_and_create_bundle
 static inline int xnc_ref_init(void)
 {
 	return 0;

@@ -30,6 +30,7 @@
 #include <net/xfrm.h>
 
 #include "xfrm_nocache.h"
+#include "xnc_compat.h"
 #include "xnc_trace.h"
 
 /*
@@ -59,10 +60,10 @@ static int xnc_expand(const struct flowi *fl, u16 family,
 #ifdef CONFIG_XFRM_SUB_POLICY
 	if (pols[0]->action == XFRM_POLICY_ALLOW &&
 	    pols[0]->type != XFRM_POLICY_TYPE_MAIN) {
-		pols[1] = xnc_k.policy_lookup_bytype(xp_net(pols[0]),
-						     XFRM_POLICY_TYPE_MAIN, fl,
-						     family, XFRM_POLICY_OUT,
-						     pols[0]->if_id);
+		pols[1] = xnc_policy_lookup_bytype(xp_net(pols[0]),
+						   XFRM_POLICY_TYPE_MAIN, fl,
+						   family, XFRM_POLICY_OUT,
+						   pols[0]->if_id);
 		if (IS_ERR(pols[1])) {
 			xfrm_pol_put(pols[0]);
 			*num_pols = 0;
@@ -99,14 +100,14 @@ static struct xfrm_dst *xnc_dummy_bundle(struct net *net, u16 family,
 	/* afinfo (and the IPv6 module behind it) stays put while we hold RCU */
 	rcu_read_lock();
 	if (family <= AF_INET6)
-		afinfo = rcu_dereference(xnc_k.policy_afinfo[family]);
+		afinfo = rcu_dereference(xnc_policy_afinfo[family]);
 	if (!afinfo) {
 		xdst = ERR_PTR(-EINVAL);
 		goto out;
 	}
-	xdst = dst_alloc(family == AF_INET ? &net->xfrm.xfrm4_dst_ops :
-					     &net->xfrm.xfrm6_dst_ops,
-			 NULL, 1, DST_OBSOLETE_NONE, 0);
+	xdst = xnc_dst_alloc(family == AF_INET ? &net->xfrm.xfrm4_dst_ops :
+						 &net->xfrm.xfrm6_dst_ops,
+			     DST_OBSOLETE_NONE, 0);
 	if (!xdst) {
 		xdst = ERR_PTR(-ENOBUFS);
 		goto out;
@@ -127,7 +128,7 @@ static struct xfrm_dst *xnc_dummy_bundle(struct net *net, u16 family,
 	dst->obsolete = DST_OBSOLETE_FORCE_CHK;
 	dst->flags |= DST_XFRM_QUEUE;
 	dst->lastuse = jiffies;
-	dst->output = xnc_k.queue_output;
+	dst->output = xnc_xdst_queue_output;
 	/*
 	 * The one reference on dst_orig is xdst->route's, dropped when the
 	 * bundle is destroyed.  Stock 6.1 takes a second one for the child,
@@ -221,8 +222,8 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 	/* A per-socket policy comes first (IKE daemons bypass with these). */
 	sk = sk_const_to_full_sk(sk);
 	if (sk && rcu_access_pointer(sk->sk_policy[XFRM_POLICY_OUT])) {
-		pols[0] = xnc_k.sk_policy_lookup(sk, XFRM_POLICY_OUT, fl,
-						 family, if_id);
+		pols[0] = xnc_sk_policy_lookup(sk, XFRM_POLICY_OUT, fl,
+					       family, if_id);
 		num_xfrms = xnc_expand(fl, family, pols, &num_pols);
 		if (num_xfrms < 0 && num_xfrms != XNC_XFRMS_BLOCK) {
 			/* stock counts no MIB error for a socket policy */
@@ -235,9 +236,8 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 			own_pols = num_pols;
 			if (num_xfrms == 0 || num_xfrms == XNC_XFRMS_BLOCK)
 				goto decide;
-			xdst = xnc_k.resolve_and_create_bundle(pols, num_pols,
-							       fl, family,
-							       dst_orig);
+			xdst = xnc_create_bundle(pols, num_pols, fl, family,
+						 dst_orig);
 			if (IS_ERR(xdst)) {
 				xfrm_pols_put(pols, num_pols);
 				own_pols = 0;
@@ -268,13 +268,13 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 	/* The namespace's policies: sub policies take precedence. */
 	pols[0] = NULL;
 	if (IS_ENABLED(CONFIG_XFRM_SUB_POLICY))
-		pols[0] = xnc_k.policy_lookup_bytype(net, XFRM_POLICY_TYPE_SUB,
-						     fl, family,
-						     XFRM_POLICY_OUT, if_id);
+		pols[0] = xnc_policy_lookup_bytype(net, XFRM_POLICY_TYPE_SUB,
+						   fl, family,
+						   XFRM_POLICY_OUT, if_id);
 	if (!pols[0])
-		pols[0] = xnc_k.policy_lookup_bytype(net, XFRM_POLICY_TYPE_MAIN,
-						     fl, family,
-						     XFRM_POLICY_OUT, if_id);
+		pols[0] = xnc_policy_lookup_bytype(net, XFRM_POLICY_TYPE_MAIN,
+						   fl, family,
+						   XFRM_POLICY_OUT, if_id);
 	num_xfrms = xnc_expand(fl, family, pols, &num_pols);
 	if (num_xfrms < 0 && num_xfrms != XNC_XFRMS_BLOCK) {
 		XFRM_INC_STATS(net, LINUX_MIB_XFRMOUTPOLERROR);
@@ -286,8 +286,8 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 		goto no_policy;
 
 	if (num_xfrms > 0) {
-		xdst = xnc_k.resolve_and_create_bundle(pols, num_pols, fl,
-						       family, dst_orig);
+		xdst = xnc_create_bundle(pols, num_pols, fl, family,
+					 dst_orig);
 		if (IS_ERR(xdst)) {
 			err = PTR_ERR(xdst);
 			xdst = NULL;

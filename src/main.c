@@ -10,7 +10,7 @@
  *   echo 0 > /sys/kernel/livepatch/xfrm_nocache/enabled
  *   rmmod xfrm_nocache              stock path again
  *
- * Order matters: symbols first (nothing half-resolved is ever called),
+ * Order matters: the binding check first (nothing unbound is ever called),
  * then the refusal to stack on another livepatch of the same function
  * (stacking.c: nothing is registered yet, so a refusal leaves no trace),
  * trace events (the patched path may fire them), counters (it expects them
@@ -29,22 +29,11 @@
 
 #include <linux/livepatch.h>
 #include <linux/module.h>
-#include <linux/version.h>
 
 #include "xfrm_nocache.h"
 
-/*
- * lookup.c follows the 6.1 control flow of xfrm_lookup_with_ifid() and
- * calls 6.1 internals by pointer; their signatures are not checked at
- * load.  Another kernel series may differ in any of them: refuse to build.
- * (version.h of kernels before 5.11 has no LINUX_VERSION_MAJOR.)
- */
-#if !defined(LINUX_VERSION_MAJOR) || LINUX_VERSION_MAJOR != 6 || \
-	LINUX_VERSION_PATCHLEVEL != 1
-#error "xfrm_nocache supports Linux 6.1.x only: build against 6.1 headers"
-#endif
-
-#define XNC_PATCHED_FUNC "xfrm_lookup_with_ifid"
+/* refuses to build for kernel lines other than 6.1 and 6.12 */
+#include "xnc_compat.h"
 
 static struct klp_func xnc_funcs[] = {
 	{
@@ -69,7 +58,7 @@ static int __init xnc_init(void)
 {
 	int err;
 
-	err = xnc_ksyms_resolve();
+	err = xnc_klp_check();
 	if (err)
 		return err;
 	err = xnc_refuse_stacking(&xnc_patch, XNC_PATCHED_FUNC);

@@ -13,7 +13,7 @@
  * function we replace.
  *
  * The list and its mutex are not exported (kernel/livepatch/core.c):
- * ksyms.c resolves them like the functions we call.  The walk uses only
+ * they are bound like the functions we call (klp.c).  The walk uses only
  * the public layout of struct klp_patch/klp_object/klp_func and holds
  * klp_mutex, which serializes every change to the list.  Functions of
  * module objects cannot be ours (xfrm is built into vmlinux here), and
@@ -58,8 +58,8 @@ int xnc_refuse_stacking(struct klp_patch *ours, const char *name)
 	struct klp_patch *patch;
 	int err = 0;
 
-	mutex_lock(xnc_k.klp_mutex);
-	list_for_each_entry(patch, xnc_k.klp_patches, list) {
+	mutex_lock(&xnc_klp_mutex);
+	list_for_each_entry(patch, &xnc_klp_patches, list) {
 		if (patch == ours || !patch->enabled ||
 		    !xnc_patch_replaces(patch, name))
 			continue;
@@ -68,6 +68,6 @@ int xnc_refuse_stacking(struct klp_patch *ours, const char *name)
 		err = -EBUSY;
 		break;
 	}
-	mutex_unlock(xnc_k.klp_mutex);
+	mutex_unlock(&xnc_klp_mutex);
 	return err;
 }

@@ -1,20 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Instantiate the tracepoints declared in xnc_trace.h, and register their
- * events ourselves.
+ * Instantiate the tracepoints declared in xnc_trace.h, and make sure their
+ * events exist.
  *
- * The module loader refuses to create trace events for a module carrying
- * any taint but O/C/E, and a livepatch module always carries K
- * (trace_module_has_bad_taint(): "module has bad taint, not creating trace
- * events").  The tracepoints themselves work: their static keys live in
- * our own jump table.  So we add the event calls by hand, owned by this
- * module: an enabled event then holds a module reference, and rmmod waits
- * until it is disabled.
+ * 6.12 creates trace events for livepatch modules like for any other.  6.1
+ * refuses to for a module carrying any taint but O/C/E, and a livepatch
+ * module always carries K (trace_module_has_bad_taint(): "module has bad
+ * taint, not creating trace events").  The tracepoints themselves work
+ * there: their static keys live in our own jump table.  So on a kernel
+ * that did not register our events when the module came in (their type is
+ * still 0), we add the event calls by hand, owned by this module, and
+ * remove them at unload.  Whether the kernel did is read from the events
+ * themselves, not from the version: a 6.1.y that learns to do it is
+ * handled too, and the events are never registered twice.
  *
  * Adding and removing event calls requires the tracing core's event_mutex
- * (not exported; ksyms.c resolves it), as the kprobe events hold it: without
- * it a concurrent enable or a tracefs reader could see a half-registered
- * event (lockdep reports the missing lock on a debug kernel).
+ * (not exported; bound like the functions we call, klp.c), as the kprobe
+ * events hold it: without it a concurrent enable or a tracefs reader could
+ * see a half-registered event (lockdep reports the missing lock on a debug
+ * kernel).
  */
 #include <linux/mutex.h>
 
@@ -27,11 +31,18 @@ static struct trace_event_call *xnc_events[] = {
 	&event_xnc_flush,
 };
 
+/* we registered the events (6.1), and remove them at unload */
+static bool xnc_events_ours;
+
 int xnc_trace_init(void)
 {
 	int i, err = 0;
 
-	mutex_lock(xnc_k.event_mutex);
+	/* registration gives an event its type; the kernel did it already */
+	if (xnc_events[0]->event.type)
+		return 0;
+
+	mutex_lock(&xnc_event_mutex);
 	for (i = 0; i < ARRAY_SIZE(xnc_events); i++) {
 		err = trace_add_event_call(xnc_events[i]);
 		if (err) {
@@ -42,7 +53,8 @@ int xnc_trace_init(void)
 		/* registration clears it; it makes an enabled event pin us */
 		xnc_events[i]->module = THIS_MODULE;
 	}
-	mutex_unlock(xnc_k.event_mutex);
+	mutex_unlock(&xnc_event_mutex);
+	xnc_events_ours = !err;
 	return err;
 }
 
@@ -50,8 +62,10 @@ void xnc_trace_exit(void)
 {
 	int i;
 
-	mutex_lock(xnc_k.event_mutex);
+	if (!xnc_events_ours)
+		return;
+	mutex_lock(&xnc_event_mutex);
 	for (i = ARRAY_SIZE(xnc_events) - 1; i >= 0; i--)
 		trace_remove_event_call(xnc_events[i]);
-	mutex_unlock(xnc_k.event_mutex);
+	mutex_unlock(&xnc_event_mutex);
 }

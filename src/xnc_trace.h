@@ -17,6 +17,8 @@
 #include <net/net_namespace.h>
 #include <net/xfrm.h>
 
+#include "xnc_compat.h"
+
 TRACE_EVENT(xnc_lookup,
 	    TP_PROTO(const struct net *net, const struct flowi *fl, u16 family,
 		     u32 if_id, int num_pols, int num_xfrms, int err,
@@ -58,7 +60,7 @@ TRACE_EVENT(xnc_lookup,
 		__entry->num_pols = num_pols;
 		__entry->num_xfrms = num_xfrms;
 		__entry->err = err;
-		__assign_str(outcome, outcome);
+		xnc_assign_str(outcome, outcome);
 		__entry->ns = ns;
 	),
 
@@ -84,7 +86,7 @@ TRACE_EVENT(xnc_flush,
 
 	TP_fast_assign(__entry->netns = dev_net(dev)->ns.inum;
 		__entry->ifindex = dev->ifindex;
-		__assign_str(dev, dev->name);
+		xnc_assign_str(dev, dev->name);
 		__entry->flushed = flushed;
 	),
 

@@ -42,8 +42,6 @@ struct xnc_ref_stats {
 
 static DEFINE_PER_CPU(struct xnc_ref_stats, xnc_ref_stats);
 
-static typeof(xnc_k.resolve_and_create_bundle) xnc_ref_create;
-
 /* Put @xdst (with a reference for the slot) in this CPU's slot. */
 static void xnc_ref_keep(struct xfrm_dst *xdst)
 {
@@ -63,9 +61,9 @@ static bool xnc_ref_usable(struct xfrm_dst *xdst, struct xfrm_policy **pols,
 }
 
 /* Stands in for xfrm_resolve_and_create_bundle(); same contract. */
-static struct xfrm_dst *xnc_ref_bundle(struct xfrm_policy **pols,
-				       int num_pols, const struct flowi *fl,
-				       u16 family, struct dst_entry *dst_orig)
+struct xfrm_dst *xnc_ref_bundle(struct xfrm_policy **pols, int num_pols,
+				const struct flowi *fl, u16 family,
+				struct dst_entry *dst_orig)
 {
 	struct xfrm_dst *xdst = this_cpu_xchg(xnc_ref_last, NULL);
 
@@ -81,7 +79,8 @@ static struct xfrm_dst *xnc_ref_bundle(struct xfrm_policy **pols,
 		dst_release(&xdst->u.dst);
 	this_cpu_inc(xnc_ref_stats.misses);
 
-	xdst = xnc_ref_create(pols, num_pols, fl, family, dst_orig);
+	xdst = xnc_resolve_and_create_bundle(pols, num_pols, fl, family,
+					     dst_orig);
 	if (!IS_ERR_OR_NULL(xdst)) {
 		dst_hold(&xdst->u.dst);
 		xnc_ref_keep(xdst);
@@ -153,8 +152,6 @@ int xnc_ref_init(void)
 
 	if (err)
 		return err;
-	xnc_ref_create = xnc_k.resolve_and_create_bundle;
-	xnc_k.resolve_and_create_bundle = xnc_ref_bundle;
 	pr_info("REFERENCE build: per-CPU last-bundle cache, benchmark only\n");
 	return 0;
 }

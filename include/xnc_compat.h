@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The differences between the kernel lines we build for, in one place.
+ *
+ * Only 6.1.x and 6.12.x: src/lookup.c follows the control flow of their
+ * xfrm_lookup_with_ifid(), which was checked line by line on each, and the
+ * kernel internals it calls are bound by name only (their signatures are
+ * not checked at load).  Any other line may differ in either: refuse to
+ * build.  (version.h of kernels before 5.11 has no LINUX_VERSION_MAJOR.)
+ */
+#ifndef _XNC_COMPAT_H
+#define _XNC_COMPAT_H
+
+#include <linux/version.h>
+
+#include "xfrm_nocache.h"
+
+#if !defined(LINUX_VERSION_MAJOR) || LINUX_VERSION_MAJOR != 6 || \
+	(LINUX_VERSION_PATCHLEVEL != 1 && LINUX_VERSION_PATCHLEVEL != 12)
+#error "xfrm_nocache supports Linux 6.1.x and 6.12.x only: build against the headers of one of them"
+#endif
+
+#ifdef CONFIG_X86_KERNEL_IBT
+#include <asm/ibt.h>
+#endif
+
+#if LINUX_VERSION_PATCHLEVEL == 1
+
+/* 6.1: dst_alloc() takes the initial reference count (6.7 made it 1) */
+#define xnc_dst_alloc(ops, obsolete, flags) \
+	dst_alloc(ops, NULL, 1, obsolete, flags)
+
+/* 6.1: the callback gets a module argument, always NULL for vmlinux */
+#define XNC_KALLSYMS_MOD_ARG	struct module *mod,
+int xnc_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
+					  struct module *, unsigned long),
+				void *data)
+	__asm__("xnc_klp.kallsyms_on_each_symbol") __weak;
+
+/* 6.1: __assign_str() names its source again (6.10 dropped it) */
+#define xnc_assign_str(dst, src) __assign_str(dst, src)
+
+/*
+ * 6.1 does not create trace events for a module with the livepatch taint
+ * (trace_module_has_bad_taint()): src/trace.c registers them itself.
+ */
+
+#else /* 6.12 */
+
+#define xnc_dst_alloc(ops, obsolete, flags) \
+	dst_alloc(ops, NULL, obsolete, flags)
+
+/* the source given to __string() */
+#define xnc_assign_str(dst, src) __assign_str(dst)
+
+#define XNC_KALLSYMS_MOD_ARG
+int xnc_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
+					  unsigned long),
+				void *data)
+	__asm__("xnc_klp.kallsyms_on_each_symbol") __weak;
+
+#endif
+
+#endif /* _XNC_COMPAT_H */

@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Build xfrm_nocache.ko against one kernel's build dir, in a directory of
+# its own, with the livepatch relocation step (scripts/klp-relocs.py).
+#
+#   scripts/build.sh KDIR DESTDIR [make args...]
+#   scripts/build.sh --variants KDIR DESTDIR
+#
+# --variants builds the test-only variants that tests/guest/t-02-refusals.sh
+# loads, each in DESTDIR/variants/NAME/xfrm_nocache.ko: "missing" binds a
+# symbol no kernel has, "clone" looks for compiler clones of a function that
+# has one (xfrm_expand_policies), "unbound" skips the livepatch relocation
+# step.  None of them is ever installed.
+#
+# DESTDIR gets copies of Kbuild, src/ and include/ and the module, so builds
+# for several kernels (and a VM run using one of them) never share objects.
+# Prints only the build's errors; exit status is the build's.
+
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${1:-}" = --variants ]; then
+	[ $# -eq 3 ] || { echo "usage: scripts/build.sh --variants KDIR DESTDIR" >&2; exit 2; }
+	v=$3/variants
+	"$0" "$2" "$v/missing" KCFLAGS=-DXNC_TEST_EXTRA_SYMBOL=xnc_no_such_symbol
+	"$0" "$2" "$v/clone" KCFLAGS=-DXNC_TEST_CLONE_OF=xfrm_expand_policies
+	XNC_NO_KLP=1 "$0" "$2" "$v/unbound"
+	exit 0
+fi
+[ $# -ge 2 ] || { echo "usage: scripts/build.sh KDIR DESTDIR [make args]" >&2; exit 2; }
+kdir=$1 dest=$2
+shift 2
+[ -f "$kdir/Makefile" ] || { echo "build.sh: $kdir is not a kernel build dir" >&2; exit 1; }
+mkdir -p "$dest"
+dest=$(cd "$dest" && pwd)
+[ "$dest" != "$top" ] || { echo "build.sh: DESTDIR is the source tree" >&2; exit 1; }
+rm -rf "${dest:?}/src" "${dest:?}/include" "$dest/xfrm_nocache.ko"
+cp -r "$top/Kbuild" "$top/src" "$top/include" "$dest/"
+log=$dest/build.log
+if ! make -C "$kdir" M="$dest" "$@" modules >"$log" 2>&1; then
+	grep -E 'error|Error' "$log" >&2 || tail -n 20 "$log" >&2
+	exit 1
+fi
+[ -n "${XNC_NO_KLP:-}" ] ||
+	python3 "$top/scripts/klp-relocs.py" "$dest/xfrm_nocache.ko" >>"$log"
