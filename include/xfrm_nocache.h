@@ -94,6 +94,7 @@ enum xnc_stat {
 	XNC_ERRORS,		/* every error return, all causes */
 	XNC_NOTIFIER_EVENTS,	/* NETDEV_DOWN events seen (notifier.c) */
 	XNC_SAS_FLUSHED,	/* offloaded SAs deleted on NETDEV_DOWN */
+	XNC_POLICIES_FLUSHED,	/* offloaded policies deleted on NETDEV_DOWN */
 	XNC_STAT_MAX
 };
 

@@ -37,6 +37,9 @@ int xnc_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
 				void *data)
 	__asm__("xnc_klp.kallsyms_on_each_symbol") __weak;
 
+/* 6.1: no packet offload, so no policy is ever bound to a device */
+#define xnc_dev_policy_flush(net, dev, task_valid) (-ESRCH)
+
 /* 6.1: __assign_str() names its source again (6.10 dropped it) */
 #define xnc_assign_str(dst, src) __assign_str(dst, src)
 
@@ -49,6 +52,10 @@ int xnc_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
 
 #define xnc_dst_alloc(ops, obsolete, flags) \
 	dst_alloc(ops, NULL, obsolete, flags)
+
+/* policies can be offloaded (packet offload, 6.2) and flushed by device */
+#define XNC_POLICY_OFFLOAD
+#define xnc_dev_policy_flush xfrm_dev_policy_flush
 
 /* the source given to __string() */
 #define xnc_assign_str(dst, src) __assign_str(dst)

@@ -1,38 +1,46 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A netdevice notifier: when a device goes down, delete every SA offloaded
- * to it (x->xso.dev == dev), whatever the device's features say now.
+ * to it (x->xso.dev == dev), and on 6.12 every policy offloaded to it
+ * (pol->xdo.dev == dev), whatever the device's features say now.
  *
  * The kernel's own notifier (net/xfrm/xfrm_device.c) flushes on
  * NETDEV_DOWN only while the device still advertises NETIF_F_HW_ESP, so an
  * SA whose device had "esp-hw-offload" switched off afterwards stays bound
- * to a downed device.  We key on what the SA is bound to instead.  Software
- * SAs, SAs offloaded to other devices and policies are never touched, and
+ * to a downed device.  We key on what is bound instead.  Software SAs and
+ * policies, and what is offloaded to other devices, are never touched, and
  * NETDEV_UNREGISTER is left to the kernel's notifier (there is no cache of
  * ours to flush).
  *
- * The deletion itself is the kernel's xfrm_dev_state_flush(): under
- * xfrm_state_lock it walks the namespace's states and deletes each one
- * bound to @dev that is not held by the kernel (xfrm_state_kern(): IPcomp
- * tunnel states), dropping the lock around each xfrm_state_delete(), which
- * also tells the driver (xdo_dev_state_delete).  It does not look at the
- * device's features.  task_valid only says whether the audit record may
- * name the current task: we run in the process that downed the device,
- * with RTNL held, exactly like the kernel's notifier, which passes true.
- * The flush and xfrm_state_walk() take the state lock with BHs off
- * themselves; nothing here toggles bottom halves.
+ * Only a device with xfrmdev_ops can have anything bound to it (binding an
+ * SA or a policy goes through its xdo_dev_state_add/xdo_dev_policy_add):
+ * for every other device (veth, bridge, VLAN, a container's interfaces) we
+ * count the event and return, with no walk of any table.
  *
- * Counting (SAsFlushed): xfrm_dev_state_flush() returns 0 or -ESRCH, not a
- * count.  So we count, with xfrm_state_walk() (under the state lock), the
- * live SAs the flush would delete, once before and once after it; the
- * difference is what the flush removed.  That is exact unless another
- * agent adds or deletes an SA bound to this very device in the few
- * microseconds of the flush (a hard lifetime expiring in that window would
- * be counted as flushed: it is gone either way).
+ * The deletion itself is the kernel's xfrm_dev_state_flush(), then, where
+ * policies can be offloaded (6.12), xfrm_dev_policy_flush(), in the order
+ * the kernel's notifier uses.  Each walks the namespace's states or
+ * policies under its lock, deletes every one bound to @dev (the state
+ * flush spares states the kernel holds, xfrm_state_kern(): IPcomp
+ * tunnels), and tells the driver.  Neither looks at the device's features.
+ * task_valid only says whether the audit record may name the current
+ * task: we run in the process that downed the device, with RTNL held,
+ * exactly like the kernel's notifier, which passes true.  The flushes and
+ * the walks take their locks with BHs off themselves; nothing here
+ * toggles bottom halves.
+ *
+ * Counting (SAsFlushed, PoliciesFlushed): a flush returns 0 when it
+ * deleted something and an error otherwise (-ESRCH: nothing bound; or a
+ * security module refused, and then it deleted nothing), not a count.  It
+ * deletes everything bound to @dev before it returns, so one count
+ * beforehand, with xfrm_state_walk()/xfrm_policy_walk(), is what it
+ * removed when it succeeds.  That is exact unless another agent adds or
+ * deletes an SA or policy bound to this very device in the few
+ * microseconds between the count and the flush.  Nothing bound: no flush.
  *
  * Our notifier runs before the kernel's (higher priority), so it removes
- * every offloaded SA of a downed device and SAsFlushed counts them all; the
- * kernel's flush that follows finds nothing.
+ * everything offloaded to a downed device and the counters count it all;
+ * the kernel's flush that follows finds nothing.
  *
  * Careful with unregister_netdevice_notifier(): it replays NETDEV_DOWN for
  * every device that is up, in every namespace, to the notifier being
@@ -46,6 +54,7 @@
 #include <net/xfrm.h>
 
 #include "xfrm_nocache.h"
+#include "xnc_compat.h"
 #include "xnc_trace.h"
 
 /*
@@ -60,18 +69,18 @@ struct xnc_bound {
 };
 
 /* xfrm_state_walk() callback, under xfrm_state_lock; dead SAs are skipped */
-static int xnc_bound_one(struct xfrm_state *x, int count, void *ptr)
+static int xnc_bound_state(struct xfrm_state *x, int count, void *ptr)
 {
 	struct xnc_bound *b = ptr;
 
-	/* the same test as xfrm_dev_state_flush() */
-	if (x->xso.dev == b->dev && !xfrm_state_kern(x))
+	/* the flush's test; 6.12 clears xso.dev outside the state lock */
+	if (READ_ONCE(x->xso.dev) == b->dev && !xfrm_state_kern(x))
 		b->n++;
 	return 0;
 }
 
 /* Live SAs of @net that xfrm_dev_state_flush(@net, @dev) would delete. */
-static u64 xnc_bound_count(struct net *net, const struct net_device *dev)
+static u64 xnc_bound_states(struct net *net, const struct net_device *dev)
 {
 	struct xnc_bound b = { .dev = dev };
 	struct xfrm_state_walk walk;
@@ -79,25 +88,66 @@ static u64 xnc_bound_count(struct net *net, const struct net_device *dev)
 	/* proto 0: every protocol, as the flush does; no address filter */
 	xfrm_state_walk_init(&walk, 0, NULL);
 	/* the callback never fails, so one call walks everything */
-	xfrm_state_walk(net, &walk, xnc_bound_one, &b);
+	xfrm_state_walk(net, &walk, xnc_bound_state, &b);
 	xfrm_state_walk_done(&walk, net);
 	return b.n;
 }
 
+#ifdef XNC_POLICY_OFFLOAD
+/* xfrm_policy_walk() callback, under xfrm_policy_lock; dead ones skipped */
+static int xnc_bound_policy(struct xfrm_policy *pol, int dir, int count,
+			    void *ptr)
+{
+	struct xnc_bound *b = ptr;
+
+	/* the flush's test: socket policies are never offloaded */
+	if (dir < XFRM_POLICY_MAX && pol->xdo.dev == b->dev)
+		b->n++;
+	return 0;
+}
+
+/* Live policies of @net that xfrm_dev_policy_flush() would delete. */
+static u64 xnc_bound_policies(struct net *net, const struct net_device *dev)
+{
+	struct xnc_bound b = { .dev = dev };
+	struct xfrm_policy_walk walk;
+
+	xfrm_policy_walk_init(&walk, XFRM_POLICY_TYPE_ANY);
+	/* -ENOENT for an empty table; the callback never fails */
+	xfrm_policy_walk(net, &walk, xnc_bound_policy, &b);
+	xfrm_policy_walk_done(&walk, net);
+	return b.n;
+}
+#else
+/* 6.1: policies cannot be offloaded (packet offload came with 6.2) */
+static u64 xnc_bound_policies(struct net *net, const struct net_device *dev)
+{
+	return 0;
+}
+#endif
+
 static void xnc_dev_down(struct net_device *dev)
 {
 	struct net *net = dev_net(dev);
-	u64 before, after;
+	u64 sas, pols = 0;
 
 	xnc_count(net, XNC_NOTIFIER_EVENTS, 1);
-	before = xnc_bound_count(net, dev);
-	if (!before)
+	/* nothing can be bound to a device without offload ops */
+	if (!dev->xfrmdev_ops)
 		return;
-	xfrm_dev_state_flush(net, dev, true);
-	after = xnc_bound_count(net, dev);
-	if (before > after)
-		xnc_count(net, XNC_SAS_FLUSHED, before - after);
-	trace_xnc_flush(dev, before > after ? before - after : 0);
+
+	sas = xnc_bound_states(net, dev);
+	if (sas && xfrm_dev_state_flush(net, dev, true))
+		sas = 0;
+	pols = xnc_bound_policies(net, dev);
+	if (pols && xnc_dev_policy_flush(net, dev, true))
+		pols = 0;
+	if (sas)
+		xnc_count(net, XNC_SAS_FLUSHED, sas);
+	if (pols)
+		xnc_count(net, XNC_POLICIES_FLUSHED, pols);
+	if (sas || pols)
+		trace_xnc_flush(dev, sas, pols);
 }
 
 static int xnc_netdev_event(struct notifier_block *nb, unsigned long event,

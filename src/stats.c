@@ -46,6 +46,7 @@ static const char * const xnc_stat_names[XNC_STAT_MAX] = {
 	[XNC_ERRORS]		= "Errors",
 	[XNC_NOTIFIER_EVENTS]	= "NotifierEvents",
 	[XNC_SAS_FLUSHED]	= "SAsFlushed",
+	[XNC_POLICIES_FLUSHED]	= "PoliciesFlushed",
 };
 
 const char *xnc_stat_name(enum xnc_stat s)

@@ -74,25 +74,29 @@ TRACE_EVENT(xnc_lookup,
 );
 
 TRACE_EVENT(xnc_flush,
-	    TP_PROTO(const struct net_device *dev, unsigned int flushed),
+	    TP_PROTO(const struct net_device *dev, unsigned int flushed,
+		     unsigned int policies),
 
-	TP_ARGS(dev, flushed),
+	TP_ARGS(dev, flushed, policies),
 
 	TP_STRUCT__entry(__field(unsigned int, netns)
 		__field(int, ifindex)
 		__string(dev, dev->name)
 		__field(unsigned int, flushed)
+		__field(unsigned int, policies)
 	),
 
 	TP_fast_assign(__entry->netns = dev_net(dev)->ns.inum;
 		__entry->ifindex = dev->ifindex;
 		xnc_assign_str(dev, dev->name);
 		__entry->flushed = flushed;
+		__entry->policies = policies;
 	),
 
-	TP_printk("netns=%u dev=%s ifindex=%d flushed=%u",
+	/* flushed: SAs; policies: offloaded policies (6.12) */
+	TP_printk("netns=%u dev=%s ifindex=%d flushed=%u policies=%u",
 		  __entry->netns, __get_str(dev), __entry->ifindex,
-		  __entry->flushed)
+		  __entry->flushed, __entry->policies)
 );
 
 #endif /* _XNC_TRACE_H */

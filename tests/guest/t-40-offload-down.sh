@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # NETDEV_DOWN flushes exactly the SAs offloaded to the downed device, with
-# the feature on and after "ethtool -K esp-hw-offload off"; stock 6.1 (run
-# first, module not loaded) leaves the SA bound in the second case.  Then:
+# the feature on and after "ethtool -K esp-hw-offload off"; stock (run
+# first, module not loaded) leaves the SA bound in the second case.  A
+# device that cannot hold offloaded state costs no table walk.  Then:
 # re-adding after up works and the "hardware" carries packets with the SA;
 # rmmod does not flush offloaded SAs of running devices.
 #
@@ -65,10 +66,10 @@ ip netns exec o ethtool -K sim1 esp-hw-offload off ||
 	fail "ethtool refused esp-hw-offload off (netdevsim.sh should make it toggleable)"
 expect_eq "stock: esp-hw-offload" "$(esp_hw o sim1)" off
 ip -n o link set sim1 down
-sa_exists o 0x411 || fail "stock: 0x411 was flushed (expected the 6.1 leak)"
+sa_exists o 0x411 || fail "stock: 0x411 was flushed (expected the stock leak)"
 expect_eq "stock: 0x411 still bound to" "$(sa_offload_dev o 0x411)" sim1
 expect_eq "stock: SAs left in sim1's (down) hardware" "$(nsim_hw_sas 41)" 2
-log "stock 6.1: feature off + down leaves $(nsim_hw_sas 41) SAs bound to sim1"
+log "stock $(uname -r): feature off + down leaves $(nsim_hw_sas 41) SAs bound to sim1"
 reset
 
 # --- module
@@ -110,7 +111,51 @@ expect_eq "SAsFlushed (empty down)" "$(xnc_stat SAsFlushed o)" $((fl0 + 4))
 expect_eq "init netns counters" "$(xnc_stat NotifierEvents)/$(xnc_stat SAsFlushed)" \
 	"$iev0/$ifl0"
 
-# (5) after up, re-adding works and the hardware carries packets with it
+# (3) the cost: no table walk at all when a device that cannot hold
+# offloaded state goes down (a veth: no xfrmdev_ops), one walk of the SAs
+# (and on 6.12 one of the policies, which can be offloaded there) when one
+# that can does; counted by kprobes on the kernel's walkers
+T=/sys/kernel/tracing
+walk_probes() { # on|off
+	if [ "$1" = on ]; then
+		echo "p:xnc_sw xfrm_state_walk" >>$T/kprobe_events &&
+		echo "p:xnc_pw xfrm_policy_walk" >>$T/kprobe_events &&
+		echo 1 >$T/events/kprobes/xnc_sw/enable &&
+		echo 1 >$T/events/kprobes/xnc_pw/enable
+	else
+		echo 0 >$T/events/kprobes/xnc_sw/enable
+		echo 0 >$T/events/kprobes/xnc_pw/enable
+		echo "-:xnc_sw" >>$T/kprobe_events
+		echo "-:xnc_pw" >>$T/kprobe_events
+	fi 2>/dev/null
+}
+hits() { awk -v p="$1" '$1 == p { print $2 }' $T/kprobe_profile; }
+trap 'walk_probes off; nsim_cleanup' EXIT
+walk_probes on || fail "cannot kprobe xfrm_state_walk/xfrm_policy_walk"
+ip -n o link add vx0 type veth peer name vx1
+ip -n o link set vx0 up
+ip -n o link set sim1 up
+ip netns exec o ethtool -K sim1 esp-hw-offload on || fail "esp-hw-offload on"
+sa_add o 0x411 10.40.1.1 10.40.1.2 offload dev sim1 dir out || fail "add 0x411"
+ev=$(xnc_stat NotifierEvents o); fl=$(xnc_stat SAsFlushed o)
+sw=$(hits xnc_sw); pw=$(hits xnc_pw)
+ip -n o link set vx0 down
+expect_eq "NotifierEvents (veth down)" "$(xnc_stat NotifierEvents o)" $((ev + 1))
+expect_eq "SA walks on a veth down" "$(hits xnc_sw)" "$sw"
+expect_eq "policy walks on a veth down" "$(hits xnc_pw)" "$pw"
+ip -n o link set sim1 down
+expect_eq "SAsFlushed (sim1 down)" "$(xnc_stat SAsFlushed o)" $((fl + 1))
+expect_eq "SA walks on a netdevsim down" "$(hits xnc_sw)" $((sw + 1))
+case $(uname -r) in
+6.1.*) pwalks=0 ;;
+*) pwalks=1 ;;
+esac
+expect_eq "policy walks on a netdevsim down" "$(hits xnc_pw)" $((pw + pwalks))
+walk_probes off
+ip -n o link del vx0
+log "veth down: no walk; netdevsim down: 1 SA walk, $pwalks policy walk"
+
+# (4) after up, re-adding works and the hardware carries packets with it
 ip -n o link set sim1 up
 ip netns exec o ethtool -K sim1 esp-hw-offload on || fail "esp-hw-offload on"
 sa_add o 0x411 10.40.1.1 10.40.1.2 offload dev sim1 dir out ||
