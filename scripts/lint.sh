@@ -8,11 +8,18 @@
 #      reference module, which W=1 and sparse also build, and the test-only
 #      tests/tools/klp-other)
 #   4. the module never toggles bottom halves (disassembly check)
+# 1, 2 and 4 against the headers of every supported kernel line (6.1 and
+# 6.12), or only KDIR when it is set.
 
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-kdir=${KDIR:-$(scripts/kernel.sh kdir)}
+if [ -n "${KDIR:-}" ]; then
+	kdirs=$KDIR
+else
+	kdirs="$(XNC_KLINE=6.1 scripts/kernel.sh kdir) $(XNC_KLINE=6.12 scripts/kernel.sh kdir)" ||
+		{ echo "lint: no headers for both kernel lines (scripts/deps.sh)"; exit 1; }
+fi
 rc=0
 bad() { echo "lint: $*"; rc=1; }
 
@@ -28,11 +35,6 @@ build() {
 		sed "s|$tmp/||g"
 }
 
-out=$(build W=1)
-[ -z "$out" ] || bad "W=1 build is not clean:"$'\n'"$out"
-out=$(build C=2 CHECK="sparse -Wno-declaration-after-statement")
-[ -z "$out" ] || bad "sparse is not clean:"$'\n'"$out"
-
 # the benchmark's reference module (tests/bench/pcpu_ref.c) too
 ref=$tmp-ref
 refbuild() {
@@ -41,19 +43,30 @@ refbuild() {
 		grep -vE '^make(\[[0-9]+\])?: |^  (CC|LD|MODPOST|BTF|CHECK)|Skipping BTF generation|^$' |
 		sed "s|$ref/||g"
 }
-out=$(refbuild W=1)
-[ -z "$out" ] || bad "W=1 build of the reference module is not clean:"$'\n'"$out"
-out=$(refbuild C=2 CHECK="sparse -Wno-declaration-after-statement")
-[ -z "$out" ] || bad "sparse on the reference module is not clean:"$'\n'"$out"
-rm -rf "$ref"
+
+for kdir in $kdirs; do
+	k=$(basename "$kdir")
+	out=$(build W=1)
+	[ -z "$out" ] || bad "$k: W=1 build is not clean:"$'\n'"$out"
+	out=$(build C=2 CHECK="sparse -Wno-declaration-after-statement")
+	[ -z "$out" ] || bad "$k: sparse is not clean:"$'\n'"$out"
+
+	# No local_bh_disable()/local_bh_enable() anywhere in our object:
+	# resolution must not toggle bottom halves (calls into the kernel
+	# may, that is theirs).
+	out=$(objdump -dr "$tmp/xfrm_nocache.ko" |
+	      grep -E '(local_bh_(disable|enable)|__local_bh_enable_ip|_raw_spin_(un)?lock_bh)')
+	[ -z "$out" ] || bad "$k: bottom-half toggling in the module:"$'\n'"$out"
+
+	out=$(refbuild W=1)
+	[ -z "$out" ] || bad "$k: W=1 build of the reference module is not clean:"$'\n'"$out"
+	out=$(refbuild C=2 CHECK="sparse -Wno-declaration-after-statement")
+	[ -z "$out" ] || bad "$k: sparse on the reference module is not clean:"$'\n'"$out"
+	rm -rf "$ref"
+done
 
 out=$(scripts/checkpatch.sh src/*.c src/*.h include/*.h tests/bench/*.c tests/tools/klp-other/xnc_klp_other.c 2>/dev/null)
 [ -z "$out" ] || bad "checkpatch --strict:"$'\n'"$out"
 
-# No local_bh_disable()/local_bh_enable() anywhere in our object: resolution
-# must not toggle bottom halves (calls into the kernel may, that is theirs).
-out=$(objdump -dr "$tmp/xfrm_nocache.ko" | grep -E '(local_bh_(disable|enable)|__local_bh_enable_ip|_raw_spin_(un)?lock_bh)')
-[ -z "$out" ] || bad "bottom-half toggling in the module:"$'\n'"$out"
-
-[ $rc -eq 0 ] && echo "lint: clean (W=1, sparse, checkpatch --strict, no BH toggling)"
+[ $rc -eq 0 ] && echo "lint: clean (W=1, sparse, checkpatch --strict, no BH toggling) against" $(for k in $kdirs; do basename "$k"; done)
 exit $rc
