@@ -16,6 +16,7 @@
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/kstrtox.h>
 #include <linux/moduleparam.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
@@ -102,18 +103,20 @@ bool xnc_latency __read_mostly;
 static int xnc_latency_set(const char *val, const struct kernel_param *kp)
 {
 	bool on;
+	int err;
 
-	if (sysfs_streq(val, "1")) {
-		on = true;
-	} else if (sysfs_streq(val, "0")) {
-		on = false;
-	} else {
+	/* kstrtobool() would also take y, n, on, off...: only 0 and 1 */
+	if (!sysfs_streq(val, "0") && !sysfs_streq(val, "1")) {
 		/* one line, whatever was written: "echo 2" ends in '\n' */
 		pr_err("latency must be 0 or 1, not '%.*s'\n",
 		       (int)min_t(size_t, strcspn(val, "\n"), 32), val);
 		return -EINVAL;
 	}
-	WRITE_ONCE(xnc_latency, on);
+	err = kstrtobool(val, &on);
+	if (err)
+		return err;
+	/* as param_set_bool(), but marked: the hot path reads it locklessly */
+	WRITE_ONCE(*(bool *)kp->arg, on);
 	return 0;
 }
 
