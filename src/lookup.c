@@ -33,29 +33,31 @@
 #include "xnc_compat.h"
 #include "xnc_trace.h"
 
+/* What the policies of a flow ask for, as xnc_expand() found them. */
+struct xnc_expansion {
+	int num_pols;		/* policies found, their references in pols[] */
+	int num_tmpls;		/* templates they carry, in all */
+	bool block;		/* one of them forbids the flow */
+};
+
 /*
  * Policies for a flow: the socket's or the namespace's, then, for a sub
- * policy that allows, the main policy it refines.  Returns the number of
- * transforms to apply (>= 0), XNC_XFRMS_BLOCK when a policy forbids the
- * flow, or a negative errno with no references held.
+ * policy that allows, the main policy it refines.  Returns 0 with @ex
+ * filled in (no policy: num_pols 0), or a negative errno with no
+ * references held.
  */
-#define XNC_XFRMS_BLOCK	(-1000)
-
 static int xnc_expand(const struct flowi *fl, u16 family,
-		      struct xfrm_policy **pols, int *num_pols)
+		      struct xfrm_policy **pols, struct xnc_expansion *ex)
 {
-	int i, num_xfrms;
+	int i;
 
-	if (!pols[0]) {
-		*num_pols = 0;
+	*ex = (struct xnc_expansion){};
+	if (!pols[0])
 		return 0;
-	}
-	if (IS_ERR(pols[0])) {
-		*num_pols = 0;
+	if (IS_ERR(pols[0]))
 		return PTR_ERR(pols[0]);
-	}
-	*num_pols = 1;
-	num_xfrms = pols[0]->xfrm_nr;
+	ex->num_pols = 1;
+	ex->num_tmpls = pols[0]->xfrm_nr;
 
 #ifdef CONFIG_XFRM_SUB_POLICY
 	if (pols[0]->action == XFRM_POLICY_ALLOW &&
@@ -66,19 +68,19 @@ static int xnc_expand(const struct flowi *fl, u16 family,
 						   pols[0]->if_id);
 		if (IS_ERR(pols[1])) {
 			xfrm_pol_put(pols[0]);
-			*num_pols = 0;
+			*ex = (struct xnc_expansion){};
 			return PTR_ERR(pols[1]);
 		}
 		if (pols[1]) {
-			*num_pols = 2;
-			num_xfrms += pols[1]->xfrm_nr;
+			ex->num_pols = 2;
+			ex->num_tmpls += pols[1]->xfrm_nr;
 		}
 	}
 #endif
-	for (i = 0; i < *num_pols; i++)
+	for (i = 0; i < ex->num_pols; i++)
 		if (pols[i]->action != XFRM_POLICY_ALLOW)
-			return XNC_XFRMS_BLOCK;
-	return num_xfrms;
+			ex->block = true;
+	return 0;
 }
 
 /*
@@ -163,8 +165,8 @@ struct xnc_acct {
 };
 
 static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
-			u32 if_id, int num_pols, int num_xfrms,
-			const struct xnc_acct *a, int err)
+			u32 if_id, const struct xnc_expansion *ex,
+			int num_xfrms, const struct xnc_acct *a, int err)
 {
 	struct xnc_net *xn = xnc_net(net);
 	struct xnc_pcpu_stats __percpu *stats;
@@ -194,8 +196,8 @@ static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
 	rcu_read_unlock();
 
 	if (trace_xnc_lookup_enabled())
-		trace_xnc_lookup(net, fl, family, if_id, num_pols,
-				 num_xfrms == XNC_XFRMS_BLOCK ? -1 : num_xfrms,
+		trace_xnc_lookup(net, fl, family, if_id, ex->num_pols,
+				 ex->block ? -1 : num_xfrms,
 				 err, xnc_stat_name(a->outcome), ns);
 }
 
@@ -207,10 +209,12 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 {
 	struct xfrm_policy *pols[XFRM_POLICY_TYPE_MAX];
 	struct xnc_acct acct = { .outcome = XNC_NO_POLICY };
+	struct xnc_expansion ex = {};
 	u16 family = dst_orig->ops->family;
 	struct dst_entry *dst = NULL;
 	struct xfrm_dst *xdst = NULL;
-	int num_pols = 0, num_xfrms = 0;
+	/* transforms the policies want: 0 to pass (or block) */
+	int num_xfrms = 0;
 	/* references in pols[] we own; a bundle owns them otherwise */
 	int own_pols = 0;
 	int i, err;
@@ -224,22 +228,22 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 	if (sk && rcu_access_pointer(sk->sk_policy[XFRM_POLICY_OUT])) {
 		pols[0] = xnc_sk_policy_lookup(sk, XFRM_POLICY_OUT, fl,
 					       family, if_id);
-		num_xfrms = xnc_expand(fl, family, pols, &num_pols);
-		if (num_xfrms < 0 && num_xfrms != XNC_XFRMS_BLOCK) {
+		err = xnc_expand(fl, family, pols, &ex);
+		if (err) {
 			/* stock counts no MIB error for a socket policy */
-			err = num_xfrms;
 			acct.outcome = XNC_POLICY_ERROR;
 			goto drop_orig;
 		}
-		if (num_pols) {
+		if (ex.num_pols) {
 			acct.sk_policy = true;
-			own_pols = num_pols;
-			if (num_xfrms == 0 || num_xfrms == XNC_XFRMS_BLOCK)
+			own_pols = ex.num_pols;
+			num_xfrms = ex.block ? 0 : ex.num_tmpls;
+			if (!num_xfrms)
 				goto decide;
-			xdst = xnc_create_bundle(pols, num_pols, fl, family,
+			xdst = xnc_create_bundle(pols, ex.num_pols, fl, family,
 						 dst_orig);
 			if (IS_ERR(xdst)) {
-				xfrm_pols_put(pols, num_pols);
+				xfrm_pols_put(pols, ex.num_pols);
 				own_pols = 0;
 				err = PTR_ERR(xdst);
 				xdst = NULL;
@@ -275,28 +279,28 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 		pols[0] = xnc_policy_lookup_bytype(net, XFRM_POLICY_TYPE_MAIN,
 						   fl, family,
 						   XFRM_POLICY_OUT, if_id);
-	num_xfrms = xnc_expand(fl, family, pols, &num_pols);
-	if (num_xfrms < 0 && num_xfrms != XNC_XFRMS_BLOCK) {
+	err = xnc_expand(fl, family, pols, &ex);
+	if (err) {
 		XFRM_INC_STATS(net, LINUX_MIB_XFRMOUTPOLERROR);
-		err = num_xfrms;
 		acct.outcome = XNC_POLICY_ERROR;
 		goto drop_orig;
 	}
-	if (!num_pols)
+	if (!ex.num_pols)
 		goto no_policy;
 
+	num_xfrms = ex.block ? 0 : ex.num_tmpls;
 	if (num_xfrms > 0) {
-		xdst = xnc_create_bundle(pols, num_pols, fl, family,
+		xdst = xnc_create_bundle(pols, ex.num_pols, fl, family,
 					 dst_orig);
 		if (IS_ERR(xdst)) {
 			err = PTR_ERR(xdst);
 			xdst = NULL;
 			if (err == -EREMOTE) {
-				xfrm_pols_put(pols, num_pols);
+				xfrm_pols_put(pols, ex.num_pols);
 				goto no_policy;
 			}
 			if (err != -EAGAIN) {
-				xfrm_pols_put(pols, num_pols);
+				xfrm_pols_put(pols, ex.num_pols);
 				acct.outcome = XNC_BUNDLE_ERROR;
 				goto drop_orig;
 			}
@@ -313,14 +317,14 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 
 		xdst = xnc_dummy_bundle(net, family, fl, dst_orig, queue);
 		if (IS_ERR(xdst)) {
-			xfrm_pols_put(pols, num_pols);
+			xfrm_pols_put(pols, ex.num_pols);
 			err = PTR_ERR(xdst);
 			acct.outcome = XNC_BUNDLE_ERROR;
 			goto drop_orig;
 		}
-		xdst->num_pols = num_pols;
-		xdst->num_xfrms = num_xfrms == XNC_XFRMS_BLOCK ? -1 : num_xfrms;
-		memcpy(xdst->pols, pols, sizeof(pols[0]) * num_pols);
+		xdst->num_pols = ex.num_pols;
+		xdst->num_xfrms = ex.block ? -1 : num_xfrms;
+		memcpy(xdst->pols, pols, sizeof(pols[0]) * ex.num_pols);
 	}
 	/* the bundle now owns the policy references; pols[] borrows them */
 	dst = &xdst->u.dst;
@@ -345,10 +349,10 @@ decide:
 		goto drop_dst;
 	}
 
-	for (i = 0; i < num_pols; i++)
+	for (i = 0; i < ex.num_pols; i++)
 		WRITE_ONCE(pols[i]->curlft.use_time, ktime_get_real_seconds());
 
-	if (num_xfrms == XNC_XFRMS_BLOCK) {
+	if (ex.block) {
 		XFRM_INC_STATS(net, LINUX_MIB_XFRMOUTPOLBLOCK);
 		err = -EPERM;
 		acct.outcome = XNC_BLOCKED;
@@ -383,7 +387,7 @@ out:
 	xfrm_pols_put(pols, own_pols);
 	if (dst->xfrm && dst->xfrm->props.mode == XFRM_MODE_TUNNEL)
 		dst->flags |= DST_XFRM_TUNNEL;
-	xnc_account(net, fl, family, if_id, num_pols, num_xfrms, &acct, 0);
+	xnc_account(net, fl, family, if_id, &ex, num_xfrms, &acct, 0);
 	return dst;
 
 drop_dst:
@@ -392,6 +396,6 @@ drop_orig:
 	if (!(flags & XFRM_LOOKUP_KEEP_DST_REF))
 		dst_release(dst_orig);
 	xfrm_pols_put(pols, own_pols);
-	xnc_account(net, fl, family, if_id, num_pols, num_xfrms, &acct, err);
+	xnc_account(net, fl, family, if_id, &ex, num_xfrms, &acct, err);
 	return ERR_PTR(err);
 }
