@@ -249,7 +249,14 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 				xdst = NULL;
 				if (err == -EREMOTE)
 					goto no_policy;
-				acct.outcome = XNC_BUNDLE_ERROR;
+				/*
+				 * -EAGAIN: SAs missing.  Unlike for a namespace
+				 * policy, stock returns it as is, counting no
+				 * XfrmOutNoStates; we count it as NoStates all
+				 * the same.
+				 */
+				acct.outcome = err == -EAGAIN ? XNC_NO_STATES :
+								XNC_BUNDLE_ERROR;
 				goto drop_orig;
 			}
 			if (!xdst) {

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Observability: the latency parameter refuses anything but 0/1 (at load
 # and at runtime), the histogram fills only while on, and the xnc_lookup
-# tracepoint reports each resolution with its fields.  Topology: diff-lib.sh.
+# tracepoint reports each resolution with its fields; a socket policy
+# whose SA is missing counts as NoStates.  Topology: diff-lib.sh.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff-lib.sh"
 P=/sys/module/xfrm_nocache/parameters/latency
@@ -73,4 +74,16 @@ echo "$out"
 echo "$out" | grep -qE '^Transformed +[0-9]+ +[1-9][0-9.]*$' || fail "xnc-stats shows no Transformed rate"
 echo "$out" | grep -q 'resolution latency histogram (on' && fail "histogram claims on"
 "$XNC_TOP/scripts/xnc-stats.sh" -n a x 2>/dev/null && fail "xnc-stats accepted interval 'x'"
+
+# a socket policy whose SA is missing: -EAGAIN, as stock, with no MIB
+# counter (stock counts XfrmOutNoStates only for namespace policies);
+# counted as NoStates, like a namespace policy's, not as BundleError
+ns0=$(xnc_stat NoStates a); be0=$(xnc_stat BundleError a)
+mib0=$(mib XfrmOutNoStates a)
+ip -n a xfrm state flush
+expect_eq "socket policy, SA missing" "$(udp a 10.0.0.2 -P esp-transport)" \
+	"sent=0 errno=EAGAIN x3 received=0"
+expect_eq "NoStates (socket policy, SA missing)" "$(xnc_stat NoStates a)" $((ns0 + 3))
+expect_eq "BundleError (socket policy, SA missing)" "$(xnc_stat BundleError a)" "$be0"
+expect_eq "XfrmOutNoStates (socket policy: none, as stock)" "$(mib XfrmOutNoStates a)" "$mib0"
 echo "histogram $h entries for $l lookups; tracepoint: ${ev#*xnc_lookup: }"
