@@ -161,12 +161,13 @@ struct xnc_acct {
 	enum xnc_stat outcome;
 	bool sk_policy;
 	bool bundle;
+	int xfrms;		/* transforms the bundle resolved */
 	u64 start;		/* ns, only when timing */
 };
 
 static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
 			u32 if_id, const struct xnc_expansion *ex,
-			int num_xfrms, const struct xnc_acct *a, int err)
+			const struct xnc_acct *a, int err)
 {
 	struct xnc_net *xn = xnc_net(net);
 	struct xnc_pcpu_stats __percpu *stats;
@@ -197,7 +198,7 @@ static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
 
 	if (trace_xnc_lookup_enabled())
 		trace_xnc_lookup(net, fl, family, if_id, ex->num_pols,
-				 ex->block ? -1 : num_xfrms,
+				 ex->block ? -1 : a->xfrms,
 				 err, xnc_stat_name(a->outcome), ns);
 }
 
@@ -265,6 +266,7 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 				goto decide;
 			}
 			acct.bundle = true;
+			acct.xfrms = xdst->num_xfrms;
 			own_pols = 0;
 			dst = &xdst->u.dst;
 			goto decide;
@@ -316,6 +318,7 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 			num_xfrms = 0;
 		} else {
 			acct.bundle = true;
+			acct.xfrms = xdst->num_xfrms;
 		}
 	}
 	if (!xdst) {
@@ -394,7 +397,7 @@ out:
 	xfrm_pols_put(pols, own_pols);
 	if (dst->xfrm && dst->xfrm->props.mode == XFRM_MODE_TUNNEL)
 		dst->flags |= DST_XFRM_TUNNEL;
-	xnc_account(net, fl, family, if_id, &ex, num_xfrms, &acct, 0);
+	xnc_account(net, fl, family, if_id, &ex, &acct, 0);
 	return dst;
 
 drop_dst:
@@ -403,6 +406,6 @@ drop_orig:
 	if (!(flags & XFRM_LOOKUP_KEEP_DST_REF))
 		dst_release(dst_orig);
 	xfrm_pols_put(pols, own_pols);
-	xnc_account(net, fl, family, if_id, &ex, num_xfrms, &acct, err);
+	xnc_account(net, fl, family, if_id, &ex, &acct, err);
 	return ERR_PTR(err);
 }

@@ -19,12 +19,20 @@
 
 #include "xnc_compat.h"
 
+/*
+ * One resolution.  pols: policies applied (socket or namespace, with the
+ * main policy a sub policy refines).  xfrms: transforms of the bundle
+ * built, the SAs actually resolved (stock's xdst->num_xfrms), which may be
+ * fewer than the templates when some are optional ("level use"); 0 when
+ * no bundle was built (no policy, pass, SAs missing, queued, errors); -1
+ * when a policy blocks the flow.
+ */
 TRACE_EVENT(xnc_lookup,
 	    TP_PROTO(const struct net *net, const struct flowi *fl, u16 family,
-		     u32 if_id, int num_pols, int num_xfrms, int err,
+		     u32 if_id, int num_pols, int xfrms, int err,
 		     const char *outcome, u64 ns),
 
-	TP_ARGS(net, fl, family, if_id, num_pols, num_xfrms, err, outcome, ns),
+	TP_ARGS(net, fl, family, if_id, num_pols, xfrms, err, outcome, ns),
 
 	TP_STRUCT__entry(__field(unsigned int, netns)
 		__field(u16, family)
@@ -32,7 +40,7 @@ TRACE_EVENT(xnc_lookup,
 		__array(u8, dst, sizeof(struct sockaddr_in6))
 		__field(u32, if_id)
 		__field(int, num_pols)
-		__field(int, num_xfrms)
+		__field(int, xfrms)
 		__field(int, err)
 		__string(outcome, outcome)
 		__field(u64, ns)
@@ -58,7 +66,7 @@ TRACE_EVENT(xnc_lookup,
 		__entry->family = family;
 		__entry->if_id = if_id;
 		__entry->num_pols = num_pols;
-		__entry->num_xfrms = num_xfrms;
+		__entry->xfrms = xfrms;
 		__entry->err = err;
 		xnc_assign_str(outcome, outcome);
 		__entry->ns = ns;
@@ -69,7 +77,7 @@ TRACE_EVENT(xnc_lookup,
 		  __print_symbolic(__entry->family, { AF_INET, "ipv4" },
 				   { AF_INET6, "ipv6" }),
 		  __entry->src, __entry->dst, __entry->if_id,
-		  __entry->num_pols, __entry->num_xfrms, __get_str(outcome),
+		  __entry->num_pols, __entry->xfrms, __get_str(outcome),
 		  __entry->err, __entry->ns)
 );
 

@@ -2,8 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 # Observability: the latency parameter refuses anything but 0/1 (at load
 # and at runtime), the histogram fills only while on, and the xnc_lookup
-# tracepoint reports each resolution with its fields; a socket policy
-# whose SA is missing counts as NoStates.  Topology: diff-lib.sh.
+# tracepoint reports each resolution with its fields (xfrms: the SAs
+# resolved, fewer than the templates when one is optional and missing); a
+# socket policy whose SA is missing counts as NoStates.  Topology:
+# diff-lib.sh.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff-lib.sh"
 P=/sys/module/xfrm_nocache/parameters/latency
@@ -86,4 +88,20 @@ expect_eq "socket policy, SA missing" "$(udp a 10.0.0.2 -P esp-transport)" \
 expect_eq "NoStates (socket policy, SA missing)" "$(xnc_stat NoStates a)" $((ns0 + 3))
 expect_eq "BundleError (socket policy, SA missing)" "$(xnc_stat BundleError a)" "$be0"
 expect_eq "XfrmOutNoStates (socket policy: none, as stock)" "$(mib XfrmOutNoStates a)" "$mib0"
+
+# the event counts the transforms resolved, not the templates: an optional
+# IPcomp template ("level use") without SA, then ESP with one: 1 SA used
+ip -n a xfrm policy flush
+sa a 10.0.0.1 10.0.0.2 0x100 transport
+pol a src 10.0.0.1 dst 10.0.0.2 dir out tmpl proto comp mode transport level use \
+	tmpl proto esp mode transport
+echo >$T/trace
+echo 1 >$T/events/xfrm_nocache/xnc_lookup/enable
+out=$(udp a 10.0.0.2)
+echo 0 >$T/events/xfrm_nocache/xnc_lookup/enable
+expect_eq "optional template without SA" "$out" "sent=3 received=3"
+expect_eq "packets of the one SA used" "$(sa_packets a 0x100)" 3
+ev2=$(grep -m1 "xnc_lookup: netns=$inum family=ipv4 src=10.0.0.1 dst=10.0.0.2 " $T/trace)
+echo "$ev2" | grep -qE "if_id=0 pols=1 xfrms=1 result=Transformed err=0 " ||
+	fail "event for 2 templates, 1 SA resolved: $ev2"
 echo "histogram $h entries for $l lookups; tracepoint: ${ev#*xnc_lookup: }"
