@@ -5,7 +5,8 @@
 # first, module not loaded) leaves the SA bound in the second case.  A
 # device that cannot hold offloaded state costs no table walk.  Then:
 # re-adding after up works and the "hardware" carries packets with the SA;
-# rmmod does not flush offloaded SAs of running devices.
+# with the livepatch disabled the notifier still flushes and counts; rmmod
+# does not flush offloaded SAs of running devices.
 #
 #   netns o
 #   +------------------------------------------------------------+
@@ -166,6 +167,19 @@ tx0=$(nsim_hw_tx 41); tr0=$(xnc_stat Transformed o)
 ip netns exec o ping -c 3 -i 0.2 -W 1 -I sim1 10.40.1.2 >/dev/null
 expect_eq "packets sent by sim1's hardware with 0x411" "$(nsim_hw_tx 41)" $((tx0 + 3))
 expect_ge "Transformed (module lookups)" "$(xnc_stat Transformed o)" $((tr0 + 3))
+
+# (5) livepatch disabled (echo 0 > enabled: stock lookups), module still
+# loaded: the notifier stays until rmmod, and still flushes and counts
+nsim_add 43 o sim3
+ip -n o addr add 10.40.4.1/24 dev sim3
+sa_add o 0x441 10.40.4.1 10.40.4.2 offload dev sim3 dir out || fail "add 0x441"
+xnc_disable || fail "disable failed"
+ev=$(xnc_stat NotifierEvents o); fl=$(xnc_stat SAsFlushed o)
+ip -n o link set sim3 down
+sa_exists o 0x441 && fail "disabled: SA 0x441 of sim3 not flushed"
+expect_eq "disabled: SAs in sim3's hardware" "$(nsim_hw_sas 43)" 0
+expect_eq "disabled: NotifierEvents" "$(xnc_stat NotifierEvents o)" $((ev + 1))
+expect_eq "disabled: SAsFlushed" "$(xnc_stat SAsFlushed o)" $((fl + 1))
 
 # rmmod replays NETDEV_DOWN for running devices to the notifier it
 # removes: that must not flush offloaded SAs of devices still up
