@@ -1,8 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Boot Debian's own kernel (the one matching the installed headers) under
-# qemu TCG and run one command inside it.
+# Boot Debian's own kernel (the one matching the installed headers) of a
+# kernel line (XNC_KLINE: 6.1, the default, or 6.12; scripts/kernel.sh)
+# under qemu TCG and run one command inside it.
 #
 #   scripts/vm.sh [options] -- command [args...]
 #
@@ -17,6 +18,7 @@
 #                 runs every vCPU in turn; auto (default): multi with qemu
 #                 10 or later, single with an older qemu (see below)
 #   --append STR  extra kernel command line
+#   --kline L     the kernel line, 6.1 or 6.12 (the same as XNC_KLINE=L)
 #   --kernel DIR  boot the kernel scripts/debug-kernel.sh built in DIR (the
 #                 same as XNC_KERNEL=DIR): its image, its modules, and the
 #                 parameters in DIR/cmdline; by default, Debian's kernel
@@ -46,6 +48,7 @@ while [ $# -gt 0 ]; do
 	--icount) icount=1; shift ;;
 	--tcg) tcg=$2; shift 2 ;;
 	--append) append=$2; shift 2 ;;
+	--kline) export XNC_KLINE=$2; shift 2 ;;
 	--kernel) export XNC_KERNEL=$2; shift 2 ;;
 	--) shift; break ;;
 	*) echo "vm.sh: unknown option $1" >&2; exit 2 ;;
@@ -56,6 +59,9 @@ case $tcg in
 auto|multi|single) ;;
 *) echo "vm.sh: --tcg takes auto, multi or single, not '$tcg'" >&2; exit 2 ;;
 esac
+
+# the kernel line, checked before waiting for the lock
+kline=$("$here/kernel.sh" line)
 
 # One qemu at a time on this 2-core machine: wait for any other run.
 exec 9>/tmp/xnc-qemu.lock
@@ -88,7 +94,7 @@ trap 'rm -rf "$work"' EXIT
 	for v in $(compgen -e | grep -E '^XNC_[A-Z0-9_]+$'); do
 		printf 'export %s=%q\n' "$v" "${!v}"
 	done
-	printf 'export XNC_OUT=%q XNC_KVER=%q\n' "$out" "$ver"
+	printf 'export XNC_OUT=%q XNC_KVER=%q XNC_KLINE=%q\n' "$out" "$ver" "$kline"
 	printf '%q ' "$@"
 	echo
 } >"$out/cmd.sh"
@@ -103,9 +109,17 @@ for m in virtio_pci 9pnet_virtio 9p overlay; do
 done | awk '!seen[$0]++' >"$work/mods"
 # (empty when they are built in, as in the debug kernel)
 : >"$ird/mods/order"
+# 6.12's modules are xz-compressed: busybox insmod would first hand the
+# compressed file to the kernel ("Invalid ELF header magic" on the console)
+# before unpacking it itself, so they go in unpacked
 while read -r m; do
-	cp "$m" "$ird/mods/"
-	basename "$m" >>"$ird/mods/order"
+	b=$(basename "$m")
+	case $b in
+	*.ko.xz) xz -dc "$m" >"$ird/mods/${b%.xz}"; b=${b%.xz} ;;
+	*.ko.zst) zstd -qdc "$m" >"$ird/mods/${b%.zst}"; b=${b%.zst} ;;
+	*) cp "$m" "$ird/mods/" ;;
+	esac
+	echo "$b" >>"$ird/mods/order"
 done <"$work/mods"
 
 cat >"$ird/init" <<EOF
