@@ -2,9 +2,10 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the kernel's netdevsim (a simulated NIC with ESP offload) out of
-# tree, from Debian's linux-source-6.1 tarball against the headers of the
-# kernel the tests boot.  Debian does not ship it (CONFIG_NETDEVSIM is not
-# set), and nothing of it is kept in this repository.
+# tree, from Debian's linux-source-<line> tarball (6.1 or 6.12, XNC_KLINE:
+# scripts/kernel.sh) against the headers of the kernel the tests boot.
+# Debian does not ship it (CONFIG_NETDEVSIM is not set), and nothing of it
+# is kept in this repository.
 #
 #   scripts/netdevsim.sh        build if needed, print the path of the .ko
 #
@@ -13,22 +14,24 @@
 # when the kernel version or the linux-source package version changed.
 # The guest sees the host root read-only, so it loads the module from the
 # same path (tests/run.sh writes it to $XNC_OUT/netdevsim.path).  Its one
-# module dependency is psample (modinfo: "depends: psample").
+# module dependency is psample, on both lines (modinfo: "depends: psample").
 # With XNC_KERNEL set, built for that debug kernel instead (kernel.sh).
 
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 XNC_CACHE=${XNC_CACHE:-/var/cache/xfrm_nocache}
-TARBALL=${XNC_KSRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 
 die() { echo "netdevsim.sh: $*" >&2; exit 1; }
 
-kver=$("$here/kernel.sh" version)
-kdir=$("$here/kernel.sh" kdir)
+kline=$("$here/kernel.sh" line) || exit 1
+kver=$("$here/kernel.sh" version) || exit 1
+kdir=$("$here/kernel.sh" kdir) || exit 1
+srcpkg=linux-source-$kline
+TARBALL=${XNC_KSRC_TARBALL:-/usr/src/$srcpkg.tar.xz}
 [ -r "$TARBALL" ] || die "$TARBALL missing (run scripts/deps.sh)"
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)
-stamp="kver=$kver source=${srcver:-unknown} esp-features=toggleable"
+srcver=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null || true)
+stamp="kver=$kver source=${srcver:-unknown} esp-features=toggleable carrier=unlinked-on"
 # A debug kernel (XNC_KERNEL, scripts/debug-kernel.sh) may be rebuilt with
 # other options under the same release: its .config is part of the stamp.
 if [ -n "${XNC_KERNEL:-}" ]; then
@@ -53,15 +56,16 @@ tmp=$(mktemp -d "$dir/.build.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 echo "netdevsim.sh: building netdevsim for $kver from $TARBALL" >&2
 tar -xJf "$TARBALL" -C "$tmp" --strip-components=3 \
-	linux-source-6.1/drivers/net/netdevsim ||
+	"$srcpkg/drivers/net/netdevsim" ||
 	die "no drivers/net/netdevsim in $TARBALL"
 
-# One change, made here and checked: 6.1's netdevsim sets its ESP offload
+# One change, made here and checked: netdevsim sets its ESP offload
 # features in dev->features only, so ethtool shows them "[fixed]" and
 # "ethtool -K <dev> esp-hw-offload off" is refused.  Real offload NICs
 # (ixgbe, mlx5) list them in hw_features too, and switching the feature off
 # with SAs bound is the case the module's notifier exists for; so the port
-# gets them in hw_features as well, like those drivers.
+# gets them in hw_features as well, like those drivers.  The same in 6.1
+# and 6.12 (whose xfrm_dev_down still flushes only with NETIF_F_HW_ESP on).
 nsim_ipsec=$tmp/netdevsim/ipsec.c
 want='ns->netdev->features |= NSIM_ESP_FEATURES;'
 grep -qF "$want" "$nsim_ipsec" || die "ipsec.c changed: no '$want'"
@@ -69,6 +73,25 @@ sed -i "s/^\(\t\)\(ns->netdev->\)features |= NSIM_ESP_FEATURES;\$/&\n\1\2hw_feat
 	"$nsim_ipsec"
 grep -qF 'ns->netdev->hw_features |= NSIM_ESP_FEATURES;' "$nsim_ipsec" ||
 	die "could not make the ESP features toggleable in $nsim_ipsec"
+
+# A second one, for 6.12, whose ports can be linked in pairs: nsim_stop()
+# turns the carrier off and nsim_open() turns it on only with a running
+# peer, so a port without one (all of ours) has no carrier after its first
+# down/up, and its qdisc drops everything it would send (6.1's carrier is
+# never off).  The tests down and up their ports and then send through
+# them: a port without a peer gets its carrier back when opened.
+nsim_netdev=$tmp/netdevsim/netdev.c
+if grep -q 'netif_carrier_off(dev);' "$nsim_netdev"; then
+	want=$'\tif (peer && netif_running(peer->netdev)) {'
+	grep -qxF "$want" "$nsim_netdev" || die "netdev.c changed: no '$want'"
+	awk -v want="$want" '
+		{ print }
+		$0 == want { inblk = 1; next }
+		inblk && /^\t}$/ { print "\telse if (!peer)\n\t\tnetif_carrier_on(dev);"; inblk = 0 }
+	' "$nsim_netdev" >"$nsim_netdev.new" && mv "$nsim_netdev.new" "$nsim_netdev"
+	grep -qx '.else if (!peer)' "$nsim_netdev" ||
+		die "could not give unlinked ports their carrier in $nsim_netdev"
+fi
 
 # The headers' .config has CONFIG_NETDEVSIM unset; setting it on the command
 # line is enough for its Makefile.  Everything else it wants is there and
