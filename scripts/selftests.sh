@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The kernel's own xfrm selftests, taken at test time from Debian's
-# linux-source-6.1 tarball (nothing of them is kept in this repository).
+# linux-source-<line> tarball of the kernel line under test (XNC_KLINE: 6.1,
+# the default, or 6.12; scripts/kernel.sh); nothing of them is kept in this
+# repository.
 #
 #   scripts/selftests.sh [prepare]   host: extract + build into the cache
 #                                    (idempotent), print the cache dir
@@ -20,11 +22,13 @@
 #   ipsec            ipsec.c, built here       kselftest TAP: ok/not ok
 #   vrf-xfrm         vrf-xfrm-tests.sh         TEST: ... [ OK ]/[FAIL]
 #   rtnetlink-ipsec  rtnetlink.sh's kci_test_ipsec and kci_test_ipsec_offload
-#                    only (6.1's rtnetlink.sh has no -t option: its functions
-#                    are sourced and only those two are called, on the
-#                    dummy device the script itself sets up)
+#                    only: 6.12's with its -t option; 6.1's has none, so its
+#                    functions are sourced and only those two are called,
+#                    on the dummy device the script itself sets up
+# 6.12's scripts source the lib.sh next to them (extracted too) from the
+# current directory: they run in their own.
 #
-# Cache: $XNC_CACHE/selftests-<linux-source version> (default
+# Cache: $XNC_CACHE/selftests-<linux-source-<line> version> (default
 # /var/cache/xfrm_nocache), outside the repo.  The guest reads it over the
 # read-only host root, so "prepare" must run on the host first
 # (tests/run.sh and scripts/selftests-table.sh do).
@@ -32,21 +36,25 @@
 set -uo pipefail
 
 XNC_CACHE=${XNC_CACHE:-/var/cache/xfrm_nocache}
-TARBALL=${XNC_KSRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 SUITES="xfrm_policy ipsec vrf-xfrm rtnetlink-ipsec"
 SEL=tools/testing/selftests
 
 die() { echo "selftests.sh: $*" >&2; exit 1; }
 
+# the kernel line's source package and tarball
+kline=$("$(dirname "$0")/kernel.sh" line) || exit 1
+srcpkg=linux-source-$kline
+TARBALL=${XNC_KSRC_TARBALL:-/usr/src/$srcpkg.tar.xz}
+
 cachedir() {
 	local v
-	v=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null)
-	[ -n "$v" ] || die "linux-source-6.1 is not installed (run scripts/deps.sh)"
+	v=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null)
+	[ -n "$v" ] || die "$srcpkg is not installed (run scripts/deps.sh)"
 	echo "$XNC_CACHE/selftests-$v"
 }
 
 prepare() {
-	local dir tmp top
+	local dir tmp top files
 	dir=$(cachedir) || exit 1
 	if [ -f "$dir/.ready" ]; then
 		echo "$dir"
@@ -57,18 +65,17 @@ prepare() {
 	tmp=$(mktemp -d "$XNC_CACHE/.selftests.XXXXXX")
 	trap 'rm -rf "$tmp"' EXIT
 	chmod 755 "$tmp"
-	top=linux-source-6.1
+	top=$srcpkg
+	files=(Makefile "$SEL/kselftest.h" "$SEL/net/ipsec.c" "$SEL/net/xfrm_policy.sh"
+	       "$SEL/net/vrf-xfrm-tests.sh" "$SEL/net/rtnetlink.sh")
+	# the scripts' shared helpers (setup_ns, ...), from 6.8 on
+	[ "$kline" = 6.1 ] || files+=("$SEL/net/lib.sh")
 	echo "selftests.sh: extracting from $TARBALL" >&2
-	tar -xJf "$TARBALL" -C "$tmp" --strip-components=1 \
-		"$top/Makefile" \
-		"$top/$SEL/kselftest.h" \
-		"$top/$SEL/net/ipsec.c" \
-		"$top/$SEL/net/xfrm_policy.sh" \
-		"$top/$SEL/net/vrf-xfrm-tests.sh" \
-		"$top/$SEL/net/rtnetlink.sh" ||
+	tar -xJf "$TARBALL" -C "$tmp" --strip-components=1 "${files[@]/#/$top/}" ||
 		die "tar failed"
 	# the flags of the selftest's own Makefile; uapi headers from the
-	# installed linux-libc-dev (same 6.1 release)
+	# installed linux-libc-dev (bookworm's, 6.1: 6.12's ipsec.c is the
+	# same file and needs nothing newer)
 	gcc -Wall -Wl,--no-as-needed -O2 -g -o "$tmp/$SEL/net/ipsec" \
 		"$tmp/$SEL/net/ipsec.c" || die "building ipsec.c failed"
 	# the kernel release these came from, for the table
@@ -90,22 +97,30 @@ readydir() {
 	echo "$dir"
 }
 
-# rtnetlink.sh without its main part: its functions, then only the ipsec
-# ones, with the dummy device kci_test_rtnl would have created.  For
-# kci_test_ipsec_offload, netdevsim (Debian does not build it) is loaded from
-# the path scripts/netdevsim.sh printed on the host into
-# $XNC_OUT/netdevsim.path; without it the test skips, as the suite does.
+# rtnetlink.sh's two ipsec tests only.  6.12's takes them with -t (and
+# sets up its dummy device itself).  6.1's has no -t: the script without its
+# main part (its functions), then only the ipsec ones, with the dummy device
+# kci_test_rtnl would have created.  For kci_test_ipsec_offload, netdevsim
+# (Debian does not build it) is loaded from the path scripts/netdevsim.sh
+# printed on the host into $XNC_OUT/netdevsim.path; without it the test
+# skips, as the suite does.
 rtnl_ipsec() {
-	local src=$1 funcs nds=
+	local src=$1 funcs rc nds=
+	if [ ! -w /sys/bus/netdevsim/new_device ] && [ -s "${XNC_OUT:-}/netdevsim.path" ]; then
+		modprobe -q psample
+		insmod "$(cat "$XNC_OUT/netdevsim.path")" && nds=1
+	fi
+	if grep -q '^while getopts t:' "$src"; then
+		bash "$src" -t "kci_test_ipsec kci_test_ipsec_offload"
+		rc=$?
+		[ -n "$nds" ] && rmmod netdevsim
+		return $rc
+	fi
 	grep -q '^#check for needed privileges' "$src" ||
 		{ echo "FAIL: rtnetlink.sh layout changed, cannot split it"; return 1; }
 	# no process substitution: the guest has no /dev/fd
 	funcs=$(mktemp /tmp/rtnetlink-funcs.XXXXXX)
 	sed '/^#check for needed privileges/,$d' "$src" >"$funcs"
-	if [ ! -w /sys/bus/netdevsim/new_device ] && [ -s "${XNC_OUT:-}/netdevsim.path" ]; then
-		modprobe -q psample
-		insmod "$(cat "$XNC_OUT/netdevsim.path")" && nds=1
-	fi
 	(
 		# shellcheck disable=SC1090
 		source "$funcs"
@@ -122,7 +137,7 @@ rtnl_ipsec() {
 		kci_del_dummy
 		exit $rc
 	)
-	local rc=$?
+	rc=$?
 	rm -f "$funcs"
 	[ -n "$nds" ] && rmmod netdevsim
 	return $rc
@@ -132,7 +147,8 @@ run() {
 	local suite=$1 log=$2 dir d start rc secs slow
 	dir=$(readydir) || exit 1
 	d=$dir/$SEL/net
-	cd /tmp || exit 1
+	# 6.12's scripts "source lib.sh" from the current directory
+	if [ -f "$d/lib.sh" ]; then cd "$d"; else cd /tmp; fi || exit 1
 	# The guest's devtmpfs lacks the links udev would make; without them
 	# xfrm_policy.sh's "ip -batch /dev/stdin" silently installs none of
 	# its ~1400 dummy policies.

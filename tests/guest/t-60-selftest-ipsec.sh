@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The kernel's own tools/testing/selftests/net/ipsec.c (taken from Debian's
-# linux-source-6.1 at test time and built on the host, see
+# linux-source-<line> at test time and built on the host, see
 # scripts/selftests.sh) with the module loaded: for every AH, ESP, IPComp
 # and AEAD algorithm, SAs and policies over netlink and a UDP ping-pong
 # through them between two namespaces, plus the xfrm netlink messages whose

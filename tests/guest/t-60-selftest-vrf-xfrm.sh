@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The kernel's own tools/testing/selftests/net/vrf-xfrm-tests.sh (taken from
-# Debian's linux-source-6.1 at test time, see scripts/selftests.sh) with the
+# Debian's linux-source-<line> at test time, see scripts/selftests.sh) with the
 # module loaded: a VRF, an xfrm interface and policies with and without a
 # netem qdisc on the VRF, IPv4 and IPv6.  Passes when all 14 of its checks
 # pass (as on stock), the livepatch stayed enabled and the suite's traffic

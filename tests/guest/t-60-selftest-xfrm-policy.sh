@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # The kernel's own tools/testing/selftests/net/xfrm_policy.sh (taken from
-# Debian's linux-source-6.1 at test time, see scripts/selftests.sh) with the
+# Debian's linux-source-<line> at test time, see scripts/selftests.sh) with the
 # module loaded: policy resolution with exceptions, overlapping block
 # policies, hash-threshold rebuilds and random insertion order, checked by
 # pings whose ipsec-ness an iptables -m policy counter shows.  Passes when
