@@ -1,14 +1,19 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install what building and testing need on Debian bookworm.  Idempotent:
-# does nothing (and needs no network) when everything is already there.
+# Install what building and testing need on Debian bookworm, for both
+# kernel lines (scripts/kernel.sh): the headers metapackages of 6.1
+# (linux-headers-amd64) and 6.12 (linux-headers-6.12-amd64) and both
+# linux-source packages.  Idempotent: does nothing (and needs no network)
+# when everything is already there.
 
 set -euo pipefail
 
 pkgs=(
 	build-essential bc bison flex libelf-dev libssl-dev dwarves kmod cpio
-	linux-headers-amd64 linux-source-6.1 sparse dkms
+	linux-headers-amd64 linux-source-6.1
+	linux-headers-6.12-amd64 linux-source-6.12
+	sparse dkms
 	qemu-system-x86 busybox-static
 	iproute2 iputils-ping ethtool iptables socat iperf3 gnuplot-nox
 	strongswan-charon strongswan-swanctl libcharon-extra-plugins
@@ -21,11 +26,14 @@ for p in "${pkgs[@]}"; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' ||
 		missing+=("$p")
 done
-# the metapackage may point at a newer ABI than the installed headers
+# a metapackage may point at a newer ABI than the installed headers
 if [ ${#missing[@]} -eq 0 ]; then
-	want=$(apt-cache depends linux-headers-amd64 2>/dev/null |
-	       sed -n 's/^ *Depends: //p' | head -n1)
-	[ -n "$want" ] && ! dpkg-query -W "$want" >/dev/null 2>&1 && missing+=("$want")
+	for meta in linux-headers-amd64 linux-headers-6.12-amd64; do
+		want=$(apt-cache depends "$meta" 2>/dev/null |
+		       sed -n 's/^ *Depends: //p' | head -n1)
+		[ -n "$want" ] && ! dpkg-query -W -f='${Status}' "$want" 2>/dev/null |
+			grep -q 'install ok installed' && missing+=("$want")
+	done
 fi
 # qemu 10 or later, for multi-threaded TCG (bookworm's own 7.2 hangs the
 # guest in kernel text patching there: scripts/vm.sh); on bookworm it comes
