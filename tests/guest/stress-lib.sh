@@ -182,17 +182,21 @@ st_gw_anchor_stop() {
 # --- observation -------------------------------------------------------------
 
 # st_slab CACHE: objects in use, exactly: per-CPU slabs are flushed first
-# (SLUB counts objects sitting free in a CPU slab as in use).  6.1 has one
-# xfrm_dst_cache for IPv4 and IPv6 bundles; Debian's does not merge it.
+# (SLUB counts objects sitting free in a CPU slab as in use).  The kernel
+# has one cache for IPv4 and IPv6 bundles, ST_DST_SLAB: xfrm_dst_cache in
+# 6.1, xfrm_dst in 6.12 (KMEM_CACHE names it after the struct); Debian's
+# does not merge it.
 st_slab() {
 	local d=/sys/kernel/slab/$1 v
 	echo 1 >"$d/shrink" 2>/dev/null
 	read -r v _ <"$d/objects"
 	echo "$v"
 }
+ST_DST_SLAB=xfrm_dst_cache
+[ -e /sys/kernel/slab/$ST_DST_SLAB ] || ST_DST_SLAB=xfrm_dst
 
 st_slab_back() {
-	[ "$(st_slab xfrm_dst_cache)" -le "$ST_DST0" ] &&
+	[ "$(st_slab $ST_DST_SLAB)" -le "$ST_DST0" ] &&
 		[ "$(st_slab xfrm_state)" -le "$ST_STATE0" ]
 }
 
@@ -436,7 +440,7 @@ st_cleanup() {
 st_setup() {
 	trap st_cleanup EXIT
 	log "scenario bound: ${ST_SECS} s (XNC_STRESS_SECS); counted churns: at least $ST_ROUNDS rounds (XNC_STRESS_ROUNDS), at most 50"
-	ST_DST0=$(st_slab xfrm_dst_cache)
+	ST_DST0=$(st_slab $ST_DST_SLAB)
 	ST_STATE0=$(st_slab xfrm_state)
 	st_write_batches
 	ip netns add src && ip -n src link set lo up || fail "cannot create src"
@@ -448,11 +452,11 @@ st_setup() {
 	st_links_up src/s0 gw/g0 gw/g1 sink/k1
 	ST_CNT_GW=$(st_counts gw)
 	ST_CNT_SINK=$(st_counts sink)
-	log "baseline: slab xfrm_dst_cache $ST_DST0, xfrm_state $ST_STATE0;" \
+	log "baseline: slab $ST_DST_SLAB $ST_DST0, xfrm_state $ST_STATE0;" \
 		"gw $ST_CNT_GW; sink $ST_CNT_SINK"
-	log "xfrm_dst_cache holds IPv4 and IPv6 bundles alike (no IPv6 cache in 6.1):" \
-		"$(readlink /sys/kernel/slab/xfrm_dst_cache), merged with" \
-		"$(cat /sys/kernel/slab/xfrm_dst_cache/aliases) other caches"
+	log "$ST_DST_SLAB holds IPv4 and IPv6 bundles alike (no IPv6 cache):" \
+		"$(readlink /sys/kernel/slab/$ST_DST_SLAB), merged with" \
+		"$(cat /sys/kernel/slab/$ST_DST_SLAB/aliases) other caches"
 	xnc_load || fail "load failed"
 }
 
@@ -486,10 +490,10 @@ st_finish() {
 	done
 	# bundles are freed after an RCU grace period, SAs by a work item
 	wait_for 10 st_slab_back
-	dst=$(st_slab xfrm_dst_cache)
+	dst=$(st_slab $ST_DST_SLAB)
 	state=$(st_slab xfrm_state)
-	log "slab after the flush: xfrm_dst_cache $ST_DST0 -> $dst, xfrm_state $ST_STATE0 -> $state"
-	[ "$dst" -le "$ST_DST0" ] || fail "xfrm_dst_cache: $dst objects after the flush, $ST_DST0 before (leaked bundles)"
+	log "slab after the flush: $ST_DST_SLAB $ST_DST0 -> $dst, xfrm_state $ST_STATE0 -> $state"
+	[ "$dst" -le "$ST_DST0" ] || fail "$ST_DST_SLAB: $dst objects after the flush, $ST_DST0 before (leaked bundles)"
 	[ "$state" -le "$ST_STATE0" ] || fail "xfrm_state: $state objects after the flush, $ST_STATE0 before (leaked SAs)"
 	expect_eq "gw counts after the flush" "$(st_counts gw)" "sa=0 pol=in:0/out:0/fwd:0"
 	xnc_unload || fail "unload failed after the scenario"
