@@ -1,16 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Building against a kernel outside 6.1.x stops at once with a message
-# saying so: src/main.o is compiled against copies of Debian's headers
-# whose generated linux/version.h says 5.10.0 (the file as 5.10 writes it)
-# and 6.2.0; the same copy with the real header compiles, so the refusal is
-# the version and nothing else.  Only the one object is built: a few seconds.
+# Building against a kernel outside 6.1.x and 6.12.x stops at once with a
+# message saying so: src/main.o is compiled against copies of Debian's 6.1
+# headers whose generated linux/version.h says 5.10.0 (the file as 5.10
+# writes it), 6.2.0 and 6.13.0; the same copy with the real header
+# compiles, so the refusal is the version and nothing else.  Only the one
+# object is built: a few seconds.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
-kdir=${KDIR:-$("$top/scripts/kernel.sh" kdir)}
+kdir=${KDIR:-$(XNC_KLINE=6.1 "$top/scripts/kernel.sh" kdir)}
 tmp=$(mktemp -d /tmp/xnc-kver.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-msg="xfrm_nocache supports Linux 6.1.x only"
+msg="supports Linux 6.1.x and 6.12.x only"
 
 # the headers' build dir (small: the rest are absolute paths into -common),
 # its relative symlinks made absolute
@@ -35,19 +36,22 @@ H
 if build; then
 	echo "built against 5.10 headers"; exit 1
 fi
-grep -q "#error \"$msg" "$tmp/out" || { cat "$tmp/out"; echo "no version message building against 5.10"; exit 1; }
+refused() { grep '#error' "$tmp/out" | grep -qF -- "$msg"; }
+refused || { cat "$tmp/out"; echo "no version message building against 5.10"; exit 1; }
 echo "5.10: $(grep -m1 -o "error: #error.*" "$tmp/out")"
 
-sed -e 's/^#define LINUX_VERSION_CODE .*/#define LINUX_VERSION_CODE 393728/' \
-    -e 's/^#define LINUX_VERSION_PATCHLEVEL .*/#define LINUX_VERSION_PATCHLEVEL 2/' \
-    -e 's/^#define LINUX_VERSION_SUBLEVEL .*/#define LINUX_VERSION_SUBLEVEL 0/' \
-    "$tmp/version.h.real" >"$vh"
-if build; then
-	echo "built against 6.2 headers"; exit 1
-fi
-grep -q "#error \"$msg" "$tmp/out" || { cat "$tmp/out"; echo "no version message building against 6.2"; exit 1; }
-echo "6.2: refused"
+for pl in 2 13; do
+	sed -e "s/^#define LINUX_VERSION_CODE .*/#define LINUX_VERSION_CODE $(((6 << 16) + (pl << 8)))/" \
+	    -e "s/^#define LINUX_VERSION_PATCHLEVEL .*/#define LINUX_VERSION_PATCHLEVEL $pl/" \
+	    -e 's/^#define LINUX_VERSION_SUBLEVEL .*/#define LINUX_VERSION_SUBLEVEL 0/' \
+	    "$tmp/version.h.real" >"$vh"
+	if build; then
+		echo "built against 6.$pl headers"; exit 1
+	fi
+	refused || { cat "$tmp/out"; echo "no version message building against 6.$pl"; exit 1; }
+	echo "6.$pl: refused"
+done
 
 cp "$tmp/version.h.real" "$vh"
 build || { cat "$tmp/out"; echo "the same copy with its real version.h does not build"; exit 1; }
-echo "refused against 5.10 and 6.2 headers with the version message; $(sed -n 's/#define LINUX_VERSION_SUBLEVEL/6.1 sublevel/p' "$vh") builds"
+echo "refused against 5.10, 6.2 and 6.13 headers with the version message; $(sed -n 's/#define LINUX_VERSION_SUBLEVEL/6.1 sublevel/p' "$vh") builds"
