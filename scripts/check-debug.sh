@@ -59,6 +59,11 @@ if [ -n "${PART:-}" ]; then
 	}
 	pattern=${parts[PART - 1]}
 fi
+# scripts/debug-kernel.sh builds linux-source-6.1: kernel line 6.1 only
+if [ "${XNC_KLINE:-6.1}" != 6.1 ]; then
+	echo "check-debug.sh: the debug kernel is a 6.1 kernel, not $XNC_KLINE (KERNEL/XNC_KLINE)" >&2
+	exit 2
+fi
 
 kernel=$(scripts/debug-kernel.sh)
 kdir=$(XNC_KERNEL=$kernel scripts/kernel.sh kdir)
@@ -86,7 +91,7 @@ build klp-other "$top/tests/tools/klp-other" Kbuild '*.c'
 echo "check-debug: $(cat "$kernel/kernelrelease") from $kernel; results in $out"
 run() { # PATTERN DIR: one boot, its own kmemleak scan; prints its summary
 	mkdir -p "$2"
-	XNC_KERNEL=$kernel XNC_OUT=$2 XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 XNC_SLOW=${XNC_SLOW:-4} \
+	XNC_KERNEL=$kernel XNC_KLINES='' XNC_OUT=$2 XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 XNC_SLOW=${XNC_SLOW:-4} \
 		XNC_STRESS_MANY=${XNC_STRESS_MANY:-2000} XNC_OFFLOAD_CYCLES=${XNC_OFFLOAD_CYCLES:-50} \
 		XNC_KO=$out/mod/xfrm_nocache.ko XNC_OTHER_KO=$out/klp-other/xnc_klp_other.ko \
 		XNC_TEST_TIMEOUT=${XNC_TEST_TIMEOUT:-19200} \

@@ -2,86 +2,210 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Run every test: host-side ones here, guest-side ones in one VM boot of
-# Debian's kernel.  Prints one line per test and a final "N passed, N failed".
+# Debian's kernel per kernel line.  Prints one line per test and a final
+# "N passed, N failed".
 #
 #   tests/run.sh [PATTERN]     only tests whose name matches PATTERN (grep -E)
 #
-# Environment: XNC_TEST_TIMEOUT (VM seconds, default 4800), XNC_OUT (results
-# directory, default a new one under tests/out/), XNC_HOST_TESTS=0 (guest
-# tests only: make check-debug, whose kernel the host tests do not use).
+# Kernel lines (scripts/kernel.sh): XNC_KLINES lists the lines to boot, each
+# LINE or LINE=GUESTPATTERN (that line runs only the guest tests matching
+# GUESTPATTERN as well as PATTERN), e.g. "6.1 6.12=^(0|1|2|3|4|5)" (make
+# check); by default the one line XNC_KLINE (6.1 unless set).  Each line's
+# guest result lines name it ("ok [6.12] 00-load"), the final line sums
+# them all.  The host tests run once, before any boot.
+#
+# For each line, the module (scripts/build.sh) and the test-only second
+# livepatch (tests/tools/klp-other) are built against that kernel's headers
+# into the run's directory, never into the source tree; XNC_KO and
+# XNC_OTHER_KO give ready builds instead (one line only: make check-debug).
+#
+# Environment: XNC_TEST_TIMEOUT (VM seconds per boot, default 4800),
+# XNC_OUT (results directory, default a new one under tests/out/; with
+# several lines, each line's results are in its subdirectory named after
+# it), XNC_HOST_TESTS=0 (guest tests only: make check-debug, whose kernel
+# the host tests do not use).
 
 set -uo pipefail
 shopt -s nullglob
 
 top=$(cd "$(dirname "$0")/.." && pwd)
-cd "$top"
+cd "$top" || exit 2
 pattern=${1:-${T:-.}}
+
+die() { echo "run.sh: $*" >&2; exit 2; }
+
+# the kernel lines, checked before anything runs
+read -ra specs <<<"${XNC_KLINES:-${XNC_KLINE:-}}"
+[ ${#specs[@]} -gt 0 ] || specs=("")
+lines=() gpats=()
+for s in "${specs[@]}"; do
+	l=${s%%=*}
+	gp=.
+	[ "$s" = "$l" ] || gp=${s#*=}
+	# (with XNC_KERNEL, the debug kernel's own line)
+	l=$(XNC_KLINE=$l scripts/kernel.sh line) || exit 2
+	for seen in "${lines[@]}"; do
+		[ "$seen" != "$l" ] || die "kernel line $l given twice in XNC_KLINES='$XNC_KLINES'"
+	done
+	lines+=("$l") gpats+=("$gp")
+done
+multi=
+[ ${#lines[@]} -eq 1 ] || multi=1
+if [ -n "$multi" ] && [ -n "${XNC_KERNEL:-}${XNC_KO:-}${XNC_OTHER_KO:-}" ]; then
+	die "XNC_KERNEL, XNC_KO and XNC_OTHER_KO are for one kernel line, not XNC_KLINES='$XNC_KLINES'"
+fi
+
 # a fresh directory per run (several runs may wait on the VM lock at once);
 # tests/out/latest points at the newest
 out=${XNC_OUT:-$top/tests/out/$(date +%Y%m%d-%H%M%S)-$$}
 mkdir -p "$out"
+out=$(cd "$out" && pwd)
 ln -sfn "$out" "$top/tests/out/latest" 2>/dev/null || true
+: >"$out/results"
 
 pass=0 fail=0 skip=0
-count() {
-	pass=$((pass + $(grep -c '^ok ' "$1"))) || true
-	fail=$((fail + $(grep -c '^FAIL ' "$1"))) || true
-	skip=$((skip + $(grep -c '^skip ' "$1"))) || true
+# result LINE: print and keep one result line, count it
+result() {
+	echo "$*" | tee -a "$out/results"
+	case ${1%% *} in
+	ok) pass=$((pass + 1)) ;;
+	FAIL) fail=$((fail + 1)) ;;
+	skip) skip=$((skip + 1)) ;;
+	esac
 }
 
-# Host-side tests (no VM): tests/host/*.sh
+# Host-side tests (no VM): tests/host/*.sh, once; those that build against
+# a kernel do it for every line of the run (XNC_HOST_KLINES)
+export XNC_HOST_KLINES="${lines[*]}"
 : >"$out/host.results"
 [ "${XNC_HOST_TESTS:-1}" = 0 ] || for t in tests/host/*.sh; do
 	name=host/$(basename "$t" .sh)
 	echo "$name" | grep -qE -- "$pattern" || continue
-	if bash "$t" >"$out/${name//\//_}.log" 2>&1; then
-		echo "ok $name" | tee -a "$out/host.results"
+	log=$out/${name//\//_}.log
+	if bash "$t" >"$log" 2>&1; then
+		result "ok $name"
 	else
 		rc=$?
 		if [ $rc = 4 ]; then
-			echo "skip $name: $(tail -n1 "$out/${name//\//_}.log")" | tee -a "$out/host.results"
+			result "skip $name: $(tail -n1 "$log")"
 		else
-			echo "FAIL $name: $(tail -n1 "$out/${name//\//_}.log")" | tee -a "$out/host.results"
+			result "FAIL $name: $(tail -n1 "$log")"
 		fi
 	fi
 done
-count "$out/host.results"
+grep -E '^(ok|FAIL|skip) host/' "$out/results" >"$out/host.results"
 
-# Guest-side tests: one boot, tests/guest/runner.sh runs them in order.
-if ls tests/guest/t-*.sh 2>/dev/null | xargs -n1 basename | sed 's/^t-//; s/\.sh$//' |
-   grep -qE -- "$pattern"; then
+# the guest tests a line runs: matching PATTERN and its own pattern
+guest_tests() { # GUESTPATTERN
+	local t n
+	for t in tests/guest/t-*.sh; do
+		n=$(basename "$t" .sh)
+		n=${n#t-}
+		echo "$n" | grep -qE -- "$pattern" && echo "$n" | grep -qE -- "$1" && echo "$n"
+	done
+}
+
+# first_error LOG: the first error line of a build's log (or its last line)
+first_error() {
+	grep -m1 -E 'error|Error' "$1" || tail -n1 "$1"
+}
+
+# prepare I: what line I's guest tests need, built on the host: the
+# module and klp-other against its headers, its selftests and netdevsim
+# into the cache.  Fails only when the module could not be built.
+prepare() {
+	local i=$1 l=${lines[$1]} lout=${louts[$1]} tag=${tags[$1]} kdir sel
+	export XNC_KLINE=$l
+	sel=$(guest_tests "${gpats[i]}")
+	kdir=$(scripts/kernel.sh kdir) || {
+		result "FAIL $tag build: no headers for kernel line $l (scripts/deps.sh)"
+		return 1
+	}
+	if [ -n "${XNC_KO:-}" ]; then
+		kos[i]=$XNC_KO
+		okos[i]=${XNC_OTHER_KO:-$top/tests/tools/klp-other/xnc_klp_other.ko}
+	else
+		# the module, as every build of it is made (scripts/build.sh: a
+		# copy of the sources, the build, its livepatch relocation step)
+		rm -rf "$lout/mod"
+		if ! nice -n 19 scripts/build.sh "$kdir" "$lout/mod" >"$lout/mod.build" 2>&1 ||
+		   [ ! -f "$lout/mod/xfrm_nocache.ko" ]; then
+			result "FAIL $tag build: xfrm_nocache.ko against $kdir: $(first_error "$lout/mod.build")"
+			return 1
+		fi
+		kos[i]=$lout/mod/xfrm_nocache.ko
+		# t-02-refusals' test-only builds, next to it in mod/variants
+		if grep -q '^02-' <<<"$sel"; then
+			nice -n 19 scripts/build.sh --variants "$kdir" "$lout/mod" \
+				>"$lout/variants.build" 2>&1 ||
+				result "FAIL $tag build: variants against $kdir: $(first_error "$lout/variants.build")"
+		fi
+		# the test-only second livepatch (t-02-refusals), a copy built
+		# where the guest sees it
+		rm -rf "$lout/klp-other"
+		mkdir -p "$lout/klp-other"
+		cp tests/tools/klp-other/Kbuild tests/tools/klp-other/*.c "$lout/klp-other/"
+		nice -n 19 make -C "$kdir" M="$lout/klp-other" modules >"$lout/klp-other.build" 2>&1 ||
+			result "FAIL $tag build: klp-other against $kdir: $(first_error "$lout/klp-other.build")"
+		okos[i]=$lout/klp-other/xnc_klp_other.ko
+	fi
 	# The kernel's own selftests (t-60-selftest-*): extracted and built
 	# into the host cache, which the guest only reads.
-	scripts/selftests.sh >/dev/null ||
-		echo "selftests.sh prepare failed: t-60-selftest-* will fail" >&2
+	if grep -q '^60-' <<<"$sel"; then
+		scripts/selftests.sh >/dev/null ||
+			echo "selftests.sh prepare failed for $l: t-60-selftest-* will fail" >&2
+	fi
 	# netdevsim, the simulated offload NIC of t-40-offload-*: built into
-	# the host cache; the guest reads the path from $out/netdevsim.path.
-	scripts/netdevsim.sh >"$out/netdevsim.path" 2>"$out/netdevsim.log" || {
-		rm -f "$out/netdevsim.path"
-		echo "netdevsim.sh failed (see $out/netdevsim.log): t-40-offload-* will fail" >&2
+	# the host cache; the guest reads the path from netdevsim.path.
+	scripts/netdevsim.sh >"$lout/netdevsim.path" 2>"$lout/netdevsim.log" || {
+		rm -f "$lout/netdevsim.path"
+		echo "netdevsim.sh failed for $l (see $lout/netdevsim.log): t-40-offload-* will fail" >&2
 	}
-	XNC_QUIET=${XNC_QUIET-1} scripts/vm.sh --timeout "${XNC_TEST_TIMEOUT:-4800}" \
-		--out "$out" --log "$out/console.log" -- \
-		"$top/tests/guest/runner.sh" "$pattern"
+	return 0
+}
+
+# boot I: line I's guest tests, in one VM boot
+boot() {
+	local i=$1 l=${lines[$1]} lout=${louts[$1]} tag=${tags[$1]} vrc first
+	XNC_KLINE=$l XNC_KO=${kos[i]} XNC_OTHER_KO=${okos[i]} XNC_QUIET=${XNC_QUIET-1} \
+		scripts/vm.sh --timeout "${XNC_TEST_TIMEOUT:-4800}" \
+		--out "$lout" --log "$lout/console.log" -- \
+		"$top/tests/guest/runner.sh" "$(guest_tests "${gpats[i]}" | paste -sd'|' | sed 's/.*/^(&)$/')"
 	vrc=$?
-	touch "$out/guest.results"
-	cat "$out/guest.results"
-	count "$out/guest.results"
+	touch "$lout/guest.results"
+	while read -r r name rest; do
+		result "$r $tag $name${rest:+ $rest}"
+	done <"$lout/guest.results"
 	if [ $vrc -ne 0 ] && [ $vrc -ne 1 ]; then
 		# 1 is "some test failed" (already counted); anything else is the
 		# VM itself: timeout, crash, or a splat on the console.
-		echo "FAIL vm: scripts/vm.sh exited $vrc (see $out/console.log)"
-		if [ -s "$out/splats" ]; then
-			head -n 20 "$out/splats"
+		result "FAIL $tag vm: scripts/vm.sh exited $vrc (see $lout/console.log)"
+		if [ -s "$lout/splats" ]; then
+			head -n 20 "$lout/splats"
 			# the first splat with its backtrace, for a CI log
-			first=$(head -n1 "$out/splats" | cut -d: -f1)
+			first=$(head -n1 "$lout/splats" | cut -d: -f1)
 			echo "--- console.log from line $first ---"
-			sed -n "${first},$((first + 80))p" "$out/console.log"
+			sed -n "${first},$((first + 80))p" "$lout/console.log"
 			echo "---"
 		fi
-		fail=$((fail + 1))
 	fi
-fi
+}
+
+# Guest-side tests: every line's builds first (a build failure shows
+# before the first boot), then one boot per line, in the order given.
+louts=() tags=() kos=() okos=() ready=()
+for i in "${!lines[@]}"; do
+	l=${lines[i]}
+	louts[i]=$out${multi:+/$l}
+	tags[i]="[$l${XNC_KERNEL:+-debug}]"
+	ready[i]=
+	[ -n "$(guest_tests "${gpats[i]}")" ] || continue
+	mkdir -p "${louts[i]}"
+	prepare "$i" && ready[i]=1
+done
+for i in "${!lines[@]}"; do
+	[ -n "${ready[i]}" ] && boot "$i"
+done
 
 if [ $skip -gt 0 ]; then
 	echo "$pass passed, $fail failed, $skip skipped"
