@@ -125,6 +125,13 @@ void xnc_count(struct net *net, enum xnc_stat stat, u64 n);
 int xnc_trace_init(void);
 void xnc_trace_exit(void);
 
+/*
+ * References a queue bundle holds on its route: what destroying one drops
+ * on this kernel, found at load by xnc_queue_probe() (queue.c).
+ */
+extern int xnc_queue_route_refs;
+int xnc_queue_probe(void);
+
 int xnc_notifier_init(void);
 void xnc_notifier_exit(void);
 

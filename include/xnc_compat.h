@@ -30,6 +30,9 @@
 #define xnc_dst_alloc(ops, obsolete, flags) \
 	dst_alloc(ops, NULL, 1, obsolete, flags)
 
+/* 6.1: a dst's reference count is a plain atomic_t */
+#define xnc_dst_refcnt(dst) atomic_read(&(dst)->__refcnt)
+
 /* 6.1: the callback gets a module argument, always NULL for vmlinux */
 #define XNC_KALLSYMS_MOD_ARG	struct module *mod,
 int xnc_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
@@ -52,6 +55,8 @@ int xnc_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
 
 #define xnc_dst_alloc(ops, obsolete, flags) \
 	dst_alloc(ops, NULL, obsolete, flags)
+
+#define xnc_dst_refcnt(dst) rcuref_read(&(dst)->__rcuref)
 
 /* policies can be offloaded (packet offload, 6.2) and flushed by device */
 #define XNC_POLICY_OFFLOAD

@@ -97,7 +97,7 @@ static struct xfrm_dst *xnc_dummy_bundle(struct net *net, u16 family,
 	const struct xfrm_policy_afinfo *afinfo = NULL;
 	struct xfrm_dst *xdst;
 	struct dst_entry *dst;
-	int err;
+	int i, err;
 
 	/* afinfo (and the IPv6 module behind it) stays put while we hold RCU */
 	rcu_read_lock();
@@ -124,7 +124,8 @@ static struct xfrm_dst *xnc_dummy_bundle(struct net *net, u16 family,
 	 * our own text: dsts outlive the module.
 	 */
 	dst = &xdst->u.dst;
-	dst_hold(dst_orig);
+	for (i = 0; i < xnc_queue_route_refs; i++)
+		dst_hold(dst_orig);
 	xdst->route = dst_orig;
 	dst_copy_metrics(dst, dst_orig);
 	dst->obsolete = DST_OBSOLETE_FORCE_CHK;
@@ -132,11 +133,12 @@ static struct xfrm_dst *xnc_dummy_bundle(struct net *net, u16 family,
 	dst->lastuse = jiffies;
 	dst->output = xnc_xdst_queue_output;
 	/*
-	 * The one reference on dst_orig is xdst->route's, dropped when the
-	 * bundle is destroyed.  Stock 6.1 takes a second one for the child,
-	 * but dst_destroy() releases a child only for a bundle with a state
-	 * (dst->xfrm), which this one never has: every queued lookup leaks a
-	 * route there (kmemleak finds them).  Child and path only borrow.
+	 * As many references on dst_orig as destroying the bundle drops
+	 * (queue.c): on 6.1 and 6.12 one, xdst->route's.  Stock takes a
+	 * second one for the child, but dst_destroy() releases a child only
+	 * for a bundle with a state (dst->xfrm), which this one never has:
+	 * every queued lookup leaks a route there (kmemleak finds them).
+	 * Child and path only borrow.
 	 */
 	xfrm_dst_set_child(xdst, dst_orig);
 	xdst->path = dst_orig;

@@ -11,6 +11,8 @@
  *   rmmod xfrm_nocache              stock path again
  *
  * Order matters: the binding check first (nothing unbound is ever called),
+ * the queue bundle probe (queue.c: how many references a queue bundle
+ * holds, before any lookup builds one),
  * then the refusal to stack on another livepatch of the same function
  * (stacking.c: nothing is registered yet, so a refusal leaves no trace),
  * trace events (the patched path may fire them), counters (it expects them
@@ -59,6 +61,9 @@ static int __init xnc_init(void)
 	int err;
 
 	err = xnc_klp_check();
+	if (err)
+		return err;
+	err = xnc_queue_probe();
 	if (err)
 		return err;
 	err = xnc_refuse_stacking(&xnc_patch, XNC_PATCHED_FUNC);
