@@ -25,6 +25,11 @@ endif
 PWD := $(shell pwd)
 MOD := xfrm_nocache.ko
 SRCS := $(wildcard src/*.c src/*.h include/*.h) Kbuild scripts/klp-relocs.py
+# the kernel the .ko was built for: another KDIR (KERNEL=) rebuilds it
+KDIR_STAMP := .kdir.stamp
+ifneq ($(KDIR),$(shell cat $(KDIR_STAMP) 2>/dev/null))
+$(shell echo '$(KDIR)' >$(KDIR_STAMP))
+endif
 
 .PHONY: all module clean check demo install deps lint dkms-check help tools stats stress
 
@@ -32,7 +37,7 @@ all: module
 
 module: $(MOD)
 
-$(MOD): $(SRCS)
+$(MOD): $(SRCS) $(KDIR_STAMP)
 	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
 		echo "no kernel build dir: install linux-headers (make deps) or set KDIR" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
