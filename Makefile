@@ -79,13 +79,20 @@ tools: $(TOOLS) $(KLP_OTHER)
 # 6.1, the module's own tests (t-00 to t-50) on 6.12, within CI's budget;
 # check-all: everything on both.  tests/run.sh builds the module for each.
 CHECK_KLINES := $(if $(KERNEL),$(KERNEL),6.1 6.12=^(0|1|2|3|4|5))
-check: $(TOOLS)
+check-run: $(TOOLS)
 	XNC_KLINES='$(CHECK_KLINES)' tests/run.sh
 
-check-all: $(TOOLS)
+check-all-run: $(TOOLS)
 	XNC_KLINES='6.1 6.12' tests/run.sh
 
-.PHONY: check-all
+# The README's commands set a bare Debian machine up first (scripts/deps.sh:
+# it says what it installs, and does nothing when all is there), then run
+# in a new make, which sees what was installed (the headers, KDIR).
+check check-all demo:
+	@scripts/deps.sh
+	@$(MAKE) --no-print-directory $@-run
+
+.PHONY: check-all check-run check-all-run demo-run
 
 # The stress suite (tests/guest/t-30-stress-*) with 60 s per scenario and
 # at least 50 rounds of the namespace and module churns; make check runs
@@ -120,7 +127,7 @@ check-debug: $(TOOLS)
 
 .PHONY: debug-kernel check-debug
 
-demo: $(MOD)
+demo-run: $(MOD)
 	scripts/demo.sh
 
 # counters and latency histogram of a running system (this machine)
