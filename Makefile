@@ -64,10 +64,11 @@ TOOLS := tests/tools/xsend tests/tools/xstream
 tests/tools/%: tests/tools/%.c
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
-# Test only: a second livepatch of xfrm_lookup_with_ifid (t-02-refusals)
+# Test only: a second livepatch of xfrm_lookup_with_ifid (t-02-refusals),
+# and xnc_qchild, a kernel that releases queue bundle children (t-13)
 KLP_OTHER := tests/tools/klp-other/xnc_klp_other.ko
 
-$(KLP_OTHER): tests/tools/klp-other/xnc_klp_other.c tests/tools/klp-other/Kbuild
+$(KLP_OTHER): $(wildcard tests/tools/klp-other/*.c) tests/tools/klp-other/Kbuild
 	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
 		echo "no kernel build dir: install linux-headers (make deps) or set KDIR" >&2; exit 1; }
 	$(MAKE) -C $(KDIR) M=$(PWD)/tests/tools/klp-other modules

@@ -65,7 +65,7 @@ for kdir in $kdirs; do
 	rm -rf "$ref"
 done
 
-out=$(scripts/checkpatch.sh src/*.c src/*.h include/*.h tests/bench/*.c tests/tools/klp-other/xnc_klp_other.c 2>/dev/null)
+out=$(scripts/checkpatch.sh src/*.c src/*.h include/*.h tests/bench/*.c tests/tools/klp-other/*.c 2>/dev/null)
 [ -z "$out" ] || bad "checkpatch --strict:"$'\n'"$out"
 
 [ $rc -eq 0 ] && echo "lint: clean (W=1, sparse, checkpatch --strict, no BH toggling) against" $(for k in $kdirs; do basename "$k"; done)
