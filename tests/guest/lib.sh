@@ -55,6 +55,11 @@ stock_window() {
 	return $rc
 }
 
+# dmesg_mark: remember where the kernel log ends; dmesg_since: what the
+# kernel logged after the mark
+dmesg_mark() { XNC_DMESG_MARK=$(dmesg | wc -l); }
+dmesg_since() { dmesg | tail -n +$((XNC_DMESG_MARK + 1)); }
+
 lp_settled() { [ "$(cat $LP/transition 2>/dev/null)" = 0 ]; }
 lp_gone() { [ ! -e $LP ]; }
 mod_loaded() { grep -q '^xfrm_nocache ' /proc/modules; }

@@ -42,14 +42,14 @@ VARIANTS=${XNC_VARIANTS:-$(dirname "$XNC_KO")/variants}
 # refused VARIANT ERRNO MESSAGE: loading it fails with ERRNO, leaves
 # nothing, and the kernel log gains MESSAGE
 refused() {
-	local ko=$VARIANTS/$1/xfrm_nocache.ko n
+	local ko=$VARIANTS/$1/xfrm_nocache.ko
 	[ -f "$ko" ] || fail "$ko missing (scripts/build.sh --variants)"
-	n=$(dmesg | wc -l)
+	dmesg_mark
 	expect_eq "errno loading the '$1' build" "$(load_errno "$ko")" "$2"
 	mod_loaded && fail "the '$1' build stayed loaded"
 	[ -e $LP ] && fail "livepatch registered by the '$1' build"
 	[ -e /proc/net/xfrm_nocache ] && fail "proc file left by the '$1' build"
-	dmesg | tail -n +$((n + 1)) >/tmp/t02.dmesg
+	dmesg_since >/tmp/t02.dmesg
 	grep -qF -- "$3" /tmp/t02.dmesg ||
 		fail "no message '$3' loading the '$1' build: $(tail -n 3 /tmp/t02.dmesg)"
 	echo "$1: $(grep -F -- "$3" /tmp/t02.dmesg | head -n1)"

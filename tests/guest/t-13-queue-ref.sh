@@ -100,18 +100,18 @@ queued() {
 }
 
 # (1) this kernel: one reference, nothing said
-n=$(dmesg | wc -l)
+dmesg_mark
 xnc_load || fail "load failed"
-dmesg | tail -n +$((n + 1)) | grep -q 'queue bundles hold their route' &&
+dmesg_since | grep -q 'queue bundles hold their route' &&
 	fail "this kernel: the probe found other than one reference"
 queued "this kernel"
 xnc_unload || fail "unload failed"
 
 # (2) a kernel that also releases a queue bundle's child: two
 insmod "$QCHILD_KO" || fail "cannot load $QCHILD_KO"
-n=$(dmesg | wc -l)
+dmesg_mark
 xnc_load || fail "load on the simulated kernel failed"
-dmesg | tail -n +$((n + 1)) | grep -q 'queue bundles hold their route 2 times' ||
+dmesg_since | grep -q 'queue bundles hold their route 2 times' ||
 	fail "simulated kernel: the probe did not find two references"
 queued "simulated kernel"
 xnc_unload || fail "unload failed"
