@@ -129,7 +129,7 @@ static u64 xnc_bound_policies(struct net *net, const struct net_device *dev)
 static void xnc_dev_down(struct net_device *dev)
 {
 	struct net *net = dev_net(dev);
-	u64 sas, pols = 0;
+	u64 sas, pols;
 
 	xnc_count(net, XNC_NOTIFIER_EVENTS, 1);
 	/* nothing can be bound to a device without offload ops */
