@@ -3,7 +3,8 @@
 #
 # Boot Debian's own kernel (the one matching the installed headers) of a
 # kernel line (XNC_KLINE: 6.1, the default, or 6.12; scripts/kernel.sh)
-# under qemu TCG and run one command inside it.
+# under qemu (KVM when it can run a guest, TCG otherwise) and run one
+# command inside it.
 #
 #   scripts/vm.sh [options] -- command [args...]
 #
@@ -13,7 +14,13 @@
 #                 guest, for results (default: a fresh mktemp dir)
 #   --smp N       vCPUs (default 2)
 #   --mem MB      guest memory (default 3072)
-#   --icount      -icount shift=1 (deterministic guest time; for benchmarks)
+#   --icount      -icount shift=1 (deterministic guest time; for benchmarks;
+#                 always TCG)
+#   --accel A     kvm, tcg, or auto (default; XNC_ACCEL): KVM when /dev/kvm
+#                 can really run a guest (probed: a device node alone is not
+#                 enough, e.g. in a VM without nested VMX), TCG otherwise
+#   --probe-accel print the accelerator a run would use ("kvm", or "tcg"
+#                 and why not KVM) and exit, without booting
 #   --tcg MODE    multi: one host thread per vCPU; single: one host thread
 #                 runs every vCPU in turn; auto (default): multi with qemu
 #                 10 or later, single with an older qemu (see below)
@@ -37,6 +44,7 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 timeout=900 smp=2 mem=3072 icount= append= log= out= tcg=auto
+accel=${XNC_ACCEL:-auto} probe=
 
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -47,6 +55,8 @@ while [ $# -gt 0 ]; do
 	--mem) mem=$2; shift 2 ;;
 	--icount) icount=1; shift ;;
 	--tcg) tcg=$2; shift 2 ;;
+	--accel) accel=$2; shift 2 ;;
+	--probe-accel) probe=1; shift ;;
 	--append) append=$2; shift 2 ;;
 	--kline) export XNC_KLINE=$2; shift 2 ;;
 	--kernel) export XNC_KERNEL=$2; shift 2 ;;
@@ -54,11 +64,47 @@ while [ $# -gt 0 ]; do
 	*) echo "vm.sh: unknown option $1" >&2; exit 2 ;;
 	esac
 done
-[ $# -gt 0 ] || { echo "vm.sh: no command given" >&2; exit 2; }
+[ $# -gt 0 ] || [ -n "$probe" ] || { echo "vm.sh: no command given" >&2; exit 2; }
 case $tcg in
 auto|multi|single) ;;
 *) echo "vm.sh: --tcg takes auto, multi or single, not '$tcg'" >&2; exit 2 ;;
 esac
+case $accel in
+auto|kvm|tcg) ;;
+*) echo "vm.sh: --accel (XNC_ACCEL) takes auto, kvm or tcg, not '$accel'" >&2; exit 2 ;;
+esac
+
+# KVM if it can run a guest: /dev/kvm may exist where no vCPU can be made
+# (a VM without nested virtualisation: qemu then fails setting up the vCPU's
+# MSRs).  The probe runs the firmware for a second; any error means TCG.
+# Benchmarks (--icount) count instructions, which only TCG can do.
+kvm_works() {
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || { kvm_why="no usable /dev/kvm"; return 1; }
+	local err
+	if ! err=$( (sleep 1; echo quit) | timeout 20 qemu-system-x86_64 \
+		-accel kvm -machine q35 -cpu host -smp 1 -m 64 -nodefaults \
+		-display none -serial none -monitor stdio 2>&1 >/dev/null); then
+		kvm_why="/dev/kvm cannot run a guest: $(echo "$err" | head -n1)"
+		return 1
+	fi
+	[ -z "$err" ] || { kvm_why="/dev/kvm cannot run a guest: $(echo "$err" | head -n1)"; return 1; }
+}
+kvm_why=
+if [ -n "$icount" ]; then
+	[ "$accel" = kvm ] && { echo "vm.sh: --icount needs TCG, not KVM" >&2; exit 2; }
+	accel=tcg
+elif [ "$accel" = auto ]; then
+	accel=tcg
+	kvm_works && accel=kvm
+elif [ "$accel" = kvm ] && ! kvm_works; then
+	echo "vm.sh: --accel kvm: $kvm_why" >&2
+	exit 2
+fi
+if [ -n "$probe" ]; then
+	echo "$accel${kvm_why:+: $kvm_why}"
+	exit 0
+fi
+
 
 # the kernel line, checked before waiting for the lock
 kline=$("$here/kernel.sh" line)
@@ -199,18 +245,26 @@ kappend="$kappend softlockup_panic=1 softlockup_all_cpu_backtrace=1"
 # 12,000 times 142 s.  So multi-threaded TCG only with qemu 10 or later,
 # the version tested; with an older one, one host thread runs the vCPUs in
 # turn, so a translation never races a write (about 1.7 times slower).
-if [ "$tcg" = auto ]; then
+if [ "$accel" = tcg ] && [ "$tcg" = auto ]; then
 	qemu_major=$(qemu-system-x86_64 --version | sed -n '1s/.*version \([0-9]*\)\..*/\1/p')
 	tcg=single
 	[ "${qemu_major:-0}" -ge 10 ] && tcg=multi
 	[ $tcg = multi ] || [ -n "$icount" ] ||
 		echo "vm.sh: qemu ${qemu_major:-?} is older than 10: single-threaded TCG (slower; scripts/deps.sh installs a newer one)" >&2
 fi
-accel=(-accel "tcg,thread=$tcg")
-[ -n "$icount" ] && accel=(-accel tcg -icount shift=1)
+if [ "$accel" = kvm ]; then
+	echo "vm.sh: accelerator: KVM" >&2
+	qaccel=(-accel kvm -cpu host)
+elif [ -n "$icount" ]; then
+	echo "vm.sh: accelerator: TCG, -icount shift=1" >&2
+	qaccel=(-accel tcg -icount shift=1 -cpu max)
+else
+	echo "vm.sh: accelerator: TCG ($tcg-threaded)${kvm_why:+; not KVM: $kvm_why}" >&2
+	qaccel=(-accel "tcg,thread=$tcg" -cpu max)
+fi
 
 timeout --foreground -k 10 "$timeout" \
-	qemu-system-x86_64 "${accel[@]}" -machine q35 -cpu max -smp "$smp" -m "$mem" \
+	qemu-system-x86_64 "${qaccel[@]}" -machine q35 -smp "$smp" -m "$mem" \
 	-nographic -no-reboot -monitor none -serial stdio \
 	-kernel "$root/boot/vmlinuz-$ver" -initrd "$work/initrd.gz" \
 	-append "console=ttyS0 panic=-1 oops=panic loglevel=5 net.ifnames=0 mitigations=off$kappend $append" \
