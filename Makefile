@@ -116,7 +116,7 @@ bench: $(MOD)
 
 # A kernel with KASAN, lockdep, PROVE_RCU, kmemleak and SLUB debugging,
 # built once per machine from linux-source-6.1 into the cache (long: see
-# README.md, "Debug kernel").
+# docs/testing.md, "Debug kernel").
 debug-kernel:
 	scripts/debug-kernel.sh
 

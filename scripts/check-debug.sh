@@ -12,7 +12,7 @@
 # Without a pattern the whole suite runs as four parts, one VM boot each,
 # each ending with its own kmemleak scan: a leak is then pinned to a part,
 # and a failure or a timeout in one part does not cost the others.  The
-# parts take 25 to 95 minutes each (README.md, "Debug kernel").
+# parts take 25 to 95 minutes each (docs/testing.md, "Debug kernel").
 #
 # The module and the test-only second livepatch are built against the debug
 # tree into the run's directory (never into the source tree: a "make check"
