@@ -31,7 +31,7 @@ ifneq ($(KDIR),$(shell cat $(KDIR_STAMP) 2>/dev/null))
 $(shell echo '$(KDIR)' >$(KDIR_STAMP))
 endif
 
-.PHONY: all module clean check demo install deps lint dkms-check help tools stats stress
+.PHONY: all module clean check demo install deps lint dkms-check deb help tools stats stress
 
 all: module
 
@@ -43,9 +43,10 @@ $(MOD): $(SRCS) $(KDIR_STAMP)
 	$(MAKE) -C $(KDIR) M=$(PWD) modules
 	python3 scripts/klp-relocs.py $@
 
+# (the DKMS source tree, /usr/src/xfrm_nocache-<ver>, has no tests/)
 clean:
 	$(MAKE) -C $(KDIR) M=$(PWD) clean
-	$(MAKE) -C $(KDIR) M=$(PWD)/tests/tools/klp-other clean
+	$(if $(wildcard tests/tools/klp-other/Kbuild),$(MAKE) -C $(KDIR) M=$(PWD)/tests/tools/klp-other clean)
 	rm -rf tests/out $(TOOLS)
 
 deps:
@@ -138,6 +139,12 @@ stats:
 dkms-check:
 	tests/host/dkms.sh
 
+# The Debian package xfrm-nocache-dkms (debian/), built with dpkg-buildpackage
+# in a copy of the tree under /tmp, checked by lintian (no errors), into
+# dist/ (DIST=dir for another place).
+deb:
+	scripts/deb.sh $(DIST)
+
 help:
 	@echo "make [all]    build xfrm_nocache.ko against $(KDIR)"
 	@echo "make deps     install build/test dependencies (Debian, apt)"
@@ -151,3 +158,4 @@ help:
 	@echo "make demo     boot the VM, load the module, show it working"
 	@echo "make lint     W=1 + sparse + checkpatch --strict, zero findings"
 	@echo "make install  install into /lib/modules/<ver>/updates"
+	@echo "make deb      the Debian package xfrm-nocache-dkms (DKMS) -> dist/, lintian-clean"

@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Install what building and testing need on Debian bookworm, for both
-# kernel lines (scripts/kernel.sh): the headers metapackages of 6.1
-# (linux-headers-amd64) and 6.12 (linux-headers-6.12-amd64) and both
-# linux-source packages.  Idempotent: does nothing (and needs no network)
-# when everything is already there.
+# Install what building, packaging (make deb) and testing need on Debian
+# bookworm, for both kernel lines (scripts/kernel.sh): the headers
+# metapackages of 6.1 (linux-headers-amd64) and 6.12
+# (linux-headers-6.12-amd64) and both linux-source packages.  Idempotent:
+# does nothing (and needs no network) when everything is already there.
 
 set -euo pipefail
 
@@ -14,6 +14,7 @@ pkgs=(
 	linux-headers-amd64 linux-source-6.1
 	linux-headers-6.12-amd64 linux-source-6.12
 	sparse dkms
+	debhelper dh-dkms lintian
 	qemu-system-x86 busybox-static
 	iproute2 iputils-ping ethtool iptables socat iperf3 gnuplot-nox
 	strongswan-charon strongswan-swanctl libcharon-extra-plugins
