@@ -58,6 +58,16 @@ int xnc_trace_init(void)
 	return err;
 }
 
+/*
+ * Events in use at unload.  perf and event triggers (enable_event) hold a
+ * reference on the event's module, so rmmod fails with EBUSY before this
+ * runs.  An event enabled through tracefs (or trace-cmd) holds none: then
+ * trace_remove_event_call() refuses with -EBUSY, and the kernel's module
+ * notifier, which runs right after our exit for MODULE_STATE_GOING,
+ * switches off and removes every event whose ->module is us and resets the
+ * ring buffers, so no record of ours is left for our freed code to format.
+ * That is the same handling as on 6.12, where the kernel owns our events.
+ */
 void xnc_trace_exit(void)
 {
 	int i;
@@ -65,6 +75,7 @@ void xnc_trace_exit(void)
 	if (!xnc_events_ours)
 		return;
 	mutex_lock(&xnc_event_mutex);
+	/* -EBUSY (enabled in tracefs) is handled as the module goes */
 	for (i = ARRAY_SIZE(xnc_events) - 1; i >= 0; i--)
 		trace_remove_event_call(xnc_events[i]);
 	mutex_unlock(&xnc_event_mutex);
