@@ -40,7 +40,7 @@ pattern=${1:-${T:-}}
 # the parts, in suite order; every guest test is in exactly one
 parts=(
 	'^(0|1|2)'				# load .. observability
-	'^(30|40|50)'				# stress (CI profile), offload, strongSwan
+	'^(30|40|50|70)'			# stress (CI profile), offload, strongSwan, package
 	'^60-selftest-(ipsec|rtnetlink-ipsec)'	# ipsec.c is most of it
 	'^60-selftest-(vrf-xfrm|xfrm-policy)'
 )

@@ -110,6 +110,30 @@ first_error() {
 	grep -m1 -E 'error|Error' "$1" || tail -n1 "$1"
 }
 
+# prepare_package LINE LOUT: LOUT/package.env for t-70-package: the .deb
+# make deb builds, and the other kernel line's headers package (name, its
+# metapackage, its .deb from apt's archive or downloaded into LOUT)
+prepare_package() {
+	local l=$1 lout=$2 other k2 hdr meta ver deb hdeb
+	rm -rf "$lout/deb" "$lout/package.env"
+	scripts/deb.sh "$lout/deb" || return 1
+	deb=$(ls "$lout/deb"/xfrm-nocache-dkms_*_all.deb) || return 1
+	case $l in 6.1) other=6.12 ;; *) other=6.1 ;; esac
+	case $other in 6.1) meta=linux-headers-amd64 ;; *) meta=linux-headers-6.12-amd64 ;; esac
+	k2=$(XNC_KLINE=$other scripts/kernel.sh version) || return 1
+	hdr=linux-headers-$k2
+	ver=$(dpkg-query -W -f='${Version}' "$hdr") || return 1
+	hdeb=/var/cache/apt/archives/${hdr}_${ver//:/%3a}_amd64.deb
+	if [ ! -f "$hdeb" ]; then
+		mkdir -p "$lout/pkgs"
+		(cd "$lout/pkgs" && apt-get download "$hdr=$ver") || return 1
+		hdeb=$(ls "$lout/pkgs/${hdr}_"*.deb)
+	fi
+	printf 'XNC_PKG_DEB=%q\nXNC_PKG_K2=%q\nXNC_PKG_HDR2=%q\nXNC_PKG_HDR2_META=%q\nXNC_PKG_HDR2_DEB=%q\n' \
+		"$deb" "$k2" "$hdr" "$meta" "$hdeb" >"$lout/package.env"
+	cat "$lout/package.env"
+}
+
 # prepare I: what line I's guest tests need, built on the host: the
 # module and klp-other against its headers, its selftests and netdevsim
 # into the cache.  Fails only when the module could not be built.
@@ -154,6 +178,13 @@ prepare() {
 	if grep -q '^60-' <<<"$sel"; then
 		scripts/selftests.sh >/dev/null ||
 			echo "selftests.sh prepare failed for $l: t-60-selftest-* will fail" >&2
+	fi
+	# t-70-package: the Debian package (make deb) and the .deb of the
+	# other kernel line's headers, which the guest installs (not on a
+	# debug kernel, where the test skips)
+	if grep -q '^70-' <<<"$sel" && [ -z "${XNC_KERNEL:-}" ]; then
+		prepare_package "$l" "$lout" >"$lout/package.build" 2>&1 ||
+			echo "package prepare failed for $l (see $lout/package.build): t-70-package will fail" >&2
 	fi
 	# netdevsim, the simulated offload NIC of t-40-offload-*: built into
 	# the host cache; the guest reads the path from netdevsim.path.

@@ -1,0 +1,98 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The Debian package, installed as an operator installs it, in the guest
+# (its root is a writable overlay: nothing reaches the host).  The run's
+# host side (tests/run.sh) built it with make deb and found the .deb of
+# the other kernel line's headers; package.env names both.
+#  1. Only the running kernel's headers: the other line's are purged first.
+#     dpkg -i the package: DKMS builds the module for the running kernel,
+#     with its livepatch relocation sections (not stripped); modprobe loads
+#     it from updates/dkms, the livepatch applies and resolves lookups.
+#     /etc/modules-load.d/xfrm-nocache.conf is there, its line commented.
+#  2. A kernel line's headers installed afterwards (what a kernel upgrade
+#     does): DKMS builds the module for that kernel too.
+#  3. Purge: no module, DKMS tree, source or conffile left.
+# Each DKMS build compiles the module under TCG: a few minutes.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/diff-lib.sh"
+[ -z "${XNC_KERNEL:-}" ] || skip "the package test is for Debian's kernels and headers, not a debug kernel"
+env=$XNC_OUT/package.env
+[ -f "$env" ] || fail "no $env: the host did not build the package (see package.build)"
+. "$env"
+k1=$(uname -r)
+k2=$XNC_PKG_K2
+[ -f "$XNC_PKG_DEB" ] || fail "no package at $XNC_PKG_DEB"
+[ -f "$XNC_PKG_HDR2_DEB" ] || fail "no headers package at $XNC_PKG_HDR2_DEB"
+command -v dkms >/dev/null || fail "no dkms in the guest root"
+export DEBIAN_FRONTEND=noninteractive
+mod_loaded && fail "module loaded before the test"
+
+# built: the DKMS status line of KVER says installed
+dkms_installed() {
+	dkms status -m xfrm_nocache -k "$1" 2>/dev/null | grep -q ': installed'
+}
+# dkms_ko KVER: the module DKMS installed for KVER (.ko, or .ko.xz on 6.12)
+dkms_ko() {
+	ls /lib/modules/"$1"/updates/dkms/xfrm_nocache.ko* 2>/dev/null | head -n1
+}
+# klp_sections FILE: number of livepatch relocation sections in a module
+klp_sections() {
+	local f=$1 t
+	case $f in
+	*.xz) t=$XNC_OUT/t70.ko; xz -dc "$f" >"$t"; f=$t ;;
+	esac
+	readelf -SW "$f" | grep -c '\.klp\.rela\.vmlinux\.'
+}
+
+# The running kernel's modules directory is the extracted image: the
+# headers package's build link is what installing it would have added.
+[ -e /lib/modules/$k1/build ] || ln -s /usr/src/linux-headers-$k1 /lib/modules/$k1/build
+# Only k1's headers: purge k2's (and the metapackage that pulls them in).
+dpkg --purge --force-depends "$XNC_PKG_HDR2_META" "$XNC_PKG_HDR2" >"$XNC_OUT/t70.purge-hdr" 2>&1 ||
+	fail "purging $XNC_PKG_HDR2: $(tail -n1 "$XNC_OUT/t70.purge-hdr")"
+[ ! -e /usr/src/linux-headers-$k2/Makefile ] || fail "k2's headers still there"
+
+# 1. install
+dpkg -i "$XNC_PKG_DEB" >"$XNC_OUT/t70.install" 2>&1 ||
+	fail "dpkg -i failed: $(tail -n 3 "$XNC_OUT/t70.install")"
+dkms_installed "$k1" || fail "DKMS did not build for $k1: $(dkms status 2>&1)"
+dkms_installed "$k2" && fail "DKMS built for $k2, whose headers are gone"
+ko=$(dkms_ko "$k1")
+[ -n "$ko" ] || fail "no module in /lib/modules/$k1/updates/dkms"
+n=$(klp_sections "$ko")
+expect_ge "livepatch relocation sections in $ko" "$n" 1
+grep -qx '#xfrm_nocache' /etc/modules-load.d/xfrm-nocache.conf ||
+	fail "modules-load.d file missing or its line not commented"
+[ "$(modinfo -F filename xfrm_nocache)" = "$ko" ] || fail "modprobe would not load $ko"
+modprobe xfrm_nocache || fail "modprobe xfrm_nocache failed"
+wait_for 30 lp_settled || fail "livepatch transition did not finish"
+pair
+sa "a b" 10.0.0.1 10.0.0.2 0x100 transport
+pol a src 10.0.0.1 dst 10.0.0.2 dir out tmpl proto esp mode transport
+udp a 10.0.0.2 >/dev/null
+expect_ge "lookups through the packaged module" "$(xnc_stat Lookups a)" 3
+expect_ge "packets on the SA" "$(sa_packets a 0x100)" 3
+xnc_unload || fail "unload failed"
+echo "installed: built for $k1 ($n klp sections), loaded, lookups counted"
+
+# 2. the other line's headers come: DKMS builds for that kernel
+dpkg -i "$XNC_PKG_HDR2_DEB" >"$XNC_OUT/t70.hdr2" 2>&1 ||
+	fail "installing $XNC_PKG_HDR2 failed: $(tail -n 3 "$XNC_OUT/t70.hdr2")"
+dkms_installed "$k2" || fail "DKMS did not build for $k2 on its headers: $(dkms status 2>&1)"
+ko2=$(dkms_ko "$k2")
+[ -n "$ko2" ] || fail "no module in /lib/modules/$k2/updates/dkms"
+n2=$(klp_sections "$ko2")
+expect_ge "livepatch relocation sections in $ko2" "$n2" 1
+echo "headers of $k2 installed: built for it ($n2 klp sections)"
+
+# 3. purge
+dpkg --purge xfrm-nocache-dkms >"$XNC_OUT/t70.purge" 2>&1 ||
+	fail "purge failed: $(tail -n 3 "$XNC_OUT/t70.purge")"
+left=$(dkms status -m xfrm_nocache 2>/dev/null)
+[ -z "$left" ] || fail "dkms still lists: $left"
+left=$(ls -d /usr/src/xfrm_nocache-* /var/lib/dkms/xfrm_nocache \
+	/lib/modules/*/updates/dkms/xfrm_nocache.ko* \
+	/etc/modules-load.d/xfrm-nocache.conf 2>/dev/null || true)
+[ -z "$left" ] || fail "left after purge: $left"
+dpkg -s xfrm-nocache-dkms >/dev/null 2>&1 && fail "dpkg still knows the package"
+echo "purged: nothing left"
