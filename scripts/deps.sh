@@ -19,7 +19,7 @@ pkgs=(
 	iproute2 iputils-ping ethtool iptables socat iperf3 gnuplot-nox
 	strongswan-charon strongswan-swanctl libcharon-extra-plugins
 	libstrongswan-standard-plugins
-	trace-cmd
+	trace-cmd linux-perf xz-utils
 )
 
 missing=()
