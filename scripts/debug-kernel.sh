@@ -1,11 +1,12 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Build a debug kernel for the test VM from Debian's linux-source-6.1 (the
-# same upstream release as the headers the module is built against): KASAN,
-# lockdep, PROVE_RCU, kmemleak, SLUB debugging, refcount trackers, with just
-# enough else for scripts/vm.sh and the tests.  "make check-debug" runs the
-# test suite on it.
+# Build a debug kernel for the test VM from Debian's linux-source-<line> of
+# the kernel line (XNC_KLINE, make's KERNEL: 6.1, the default, or 6.12;
+# scripts/kernel.sh source and srcpkg), the same upstream release as the
+# headers the module is built against: KASAN, lockdep, PROVE_RCU, kmemleak,
+# SLUB debugging, refcount trackers, with just enough else for scripts/vm.sh
+# and the tests.  "make check-debug" runs the test suite on it.
 #
 #   scripts/debug-kernel.sh          build if needed, print the kernel dir
 #   scripts/debug-kernel.sh dir      print the kernel dir if it is built
@@ -17,7 +18,7 @@
 #   linux/                  the source tree, built in place: the KDIR
 #                           modules build against (make -C linux M=...)
 #   root/boot/vmlinuz-<v>   the image; root/lib/modules/<v>: its modules
-#   kernelrelease           <v>, e.g. 6.1.192-xnc-debug
+#   kernelrelease           <v>, e.g. 6.1.192-xnc-debug, 6.12.118-xnc-debug
 #   cmdline                 kernel parameters vm.sh adds for this kernel
 #   config.frag             the options asked for; build.log, build-time
 #
@@ -30,21 +31,33 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 XNC_CACHE=${XNC_CACHE:-/var/cache/xfrm_nocache}
-TARBALL=${XNC_KSRC_TARBALL:-/usr/src/linux-source-6.1.tar.xz}
 LOCALVERSION=-xnc-debug
 
 die() { echo "debug-kernel.sh: $*" >&2; exit 1; }
 msg() { echo "debug-kernel.sh: $*" >&2; }
 
-srcver=$(dpkg-query -W -f='${Version}' linux-source-6.1 2>/dev/null || true)
-[ -n "$srcver" ] || die "linux-source-6.1 is not installed (run scripts/deps.sh)"
+# the kernel line (XNC_KLINE, make's KERNEL: 6.1, the default, or 6.12) and
+# its source package; a debug kernel already selected (XNC_KERNEL) is not
+# what is being built
+kline=$(env -u XNC_KERNEL "$here/kernel.sh" line) || exit 1
+srcpkg=$(env -u XNC_KERNEL "$here/kernel.sh" srcpkg)
+TARBALL=${XNC_KSRC_TARBALL:-$(env -u XNC_KERNEL "$here/kernel.sh" source)}
+srcver=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null || true)
+[ -n "$srcver" ] || die "$srcpkg is not installed (run scripts/deps.sh)"
 dir=$XNC_CACHE/debug-$srcver
 src=$dir/linux
 
 # The options, applied with scripts/config on top of x86_64 defconfig, then
 # "make olddefconfig"; every line is checked in the result afterwards.
-# NAME=y|m|n|number|"string"; =m is also satisfied by =y.
+# NAME=y|m|n|number|"string"; =m is also satisfied by =y.  A line
+# "L:TEXT" is TEXT on kernel line L only (6.1: or 6.12:), for what differs
+# between the lines; every other line is for both.
 frag() {
+	frag_lines | awk -v l="$kline:" '
+		index($0, l) == 1 { print substr($0, length(l) + 1); next }
+		!/^[0-9][0-9.]*:/'
+}
+frag_lines() {
 	cat <<'EOF'
 # --- smaller and quicker to build: hardware the VM does not have ---
 CONFIG_WERROR=n
@@ -223,8 +236,13 @@ CONFIG_CRYPTO_RMD160=m
 CONFIG_CRYPTO_XCBC=m
 CONFIG_CRYPTO_CMAC=m
 CONFIG_CRYPTO_DEFLATE=m
-# --- livepatch and what the module uses to find symbols; no IBT (the
-# module calls static functions through pointers) ---
+6.1:# --- livepatch and what the module uses to find symbols; no IBT (the
+6.1:# module calls static functions through pointers) ---
+6.12:# --- livepatch and what the module uses to find symbols; IBT as in
+6.12:# Debian's 6.12 (CONFIG_X86_KERNEL_IBT=y, off in Debian's 6.1): the module
+6.12:# must load on such a kernel.  qemu's TCG does not enforce IBT, but the
+6.12:# kernel still seals (overwrites) the ENDBR of every function objtool
+6.12:# found no address taken of, at boot, as on Debian's 6.12 ---
 CONFIG_MODULES=y
 CONFIG_MODULE_UNLOAD=y
 CONFIG_KALLSYMS=y
@@ -237,7 +255,8 @@ CONFIG_TRACING=y
 CONFIG_LIVEPATCH=y
 CONFIG_KPROBES=y
 CONFIG_KPROBE_EVENTS=y
-CONFIG_X86_KERNEL_IBT=n
+6.1:CONFIG_X86_KERNEL_IBT=n
+6.12:CONFIG_X86_KERNEL_IBT=y
 # Frame pointers, not ORC (Debian's): KASAN saves a stack trace at every
 # slab allocation and free, kmemleak at every allocation, and walking ORC
 # tables for those was 38% of the guest's busy time in fork+exec (perf,
@@ -295,7 +314,12 @@ EOF
 # debugging (consistency checks, red zones, poison, alloc/free owners in
 # /sys/kernel/slab/*/alloc_traces) is on for the caches of the objects the
 # module creates or holds references on: bundles, states, routes, netns.
-CMDLINE="loglevel=5 kasan_multi_shot slub_debug=FZPU,xfrm_dst_cache,xfrm_state,ip_dst_cache,ip6_dst_cache,net_namespace"
+# 6.12 names the bundle and IPv4 route caches after their structs
+# (KMEM_CACHE): xfrm_dst and rtable.
+case $kline in
+6.1) CMDLINE="loglevel=5 kasan_multi_shot slub_debug=FZPU,xfrm_dst_cache,xfrm_state,ip_dst_cache,ip6_dst_cache,net_namespace" ;;
+*) CMDLINE="loglevel=5 kasan_multi_shot slub_debug=FZPU,xfrm_dst,xfrm_state,rtable,ip6_dst_cache,net_namespace" ;;
+esac
 
 want="source=$srcver cc=$(${CC:-gcc} --version | head -n1) frag=$(frag | sha256sum | cut -c1-16) cmdline=$CMDLINE"
 
@@ -331,7 +355,7 @@ if [ ! -f "$src/Makefile" ] || [ "$(cat "$dir/.source" 2>/dev/null)" != "$srcver
 	rm -rf "$src" "$dir"/.extract.*
 	tmp=$(mktemp -d "$dir/.extract.XXXXXX")
 	nice -n 19 tar -xJf "$TARBALL" -C "$tmp"
-	mv "$tmp/linux-source-6.1" "$src"
+	mv "$tmp/$srcpkg" "$src"
 	rmdir "$tmp"
 	echo "$srcver" >"$dir/.source"
 fi
