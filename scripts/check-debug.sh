@@ -3,7 +3,9 @@
 #
 # make check-debug: the guest tests on the debug kernel of
 # scripts/debug-kernel.sh (KASAN, lockdep, PROVE_RCU, kmemleak, ...),
-# built first if it is not yet.
+# built first if it is not yet.  The kernel line is XNC_KLINE (make's
+# KERNEL: 6.1, the default, or 6.12): its debug kernel, built from its
+# linux-source, the module built against that, its selftests.
 #
 #   scripts/check-debug.sh [PATTERN]   as tests/run.sh; also T=PATTERN
 #   PART=N scripts/check-debug.sh      one part of the suite (1 to 4)
@@ -59,11 +61,10 @@ if [ -n "${PART:-}" ]; then
 	}
 	pattern=${parts[PART - 1]}
 fi
-# scripts/debug-kernel.sh builds linux-source-6.1: kernel line 6.1 only
-if [ "${XNC_KLINE:-6.1}" != 6.1 ]; then
-	echo "check-debug.sh: the debug kernel is a 6.1 kernel, not $XNC_KLINE (KERNEL/XNC_KLINE)" >&2
-	exit 2
-fi
+# the kernel line, checked, and the same for everything below (the debug
+# kernel built, its headers, tests/run.sh)
+kline=$(env -u XNC_KERNEL scripts/kernel.sh line) || exit 2
+export XNC_KLINE=$kline
 
 kernel=$(scripts/debug-kernel.sh)
 kdir=$(XNC_KERNEL=$kernel scripts/kernel.sh kdir)
@@ -97,7 +98,7 @@ build klp-other "$top/tests/tools/klp-other" Kbuild '*.c'
 echo "check-debug: $(cat "$kernel/kernelrelease") from $kernel; results in $out"
 run() { # PATTERN DIR: one boot, its own kmemleak scan; prints its summary
 	mkdir -p "$2"
-	XNC_KERNEL=$kernel XNC_KLINES='' XNC_OUT=$2 XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 XNC_SLOW=${XNC_SLOW:-4} \
+	XNC_KERNEL=$kernel XNC_KLINES=$kline XNC_OUT=$2 XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 XNC_SLOW=${XNC_SLOW:-4} \
 		XNC_STRESS_MANY=${XNC_STRESS_MANY:-2000} XNC_OFFLOAD_CYCLES=${XNC_OFFLOAD_CYCLES:-50} \
 		XNC_KO=$out/mod/xfrm_nocache.ko XNC_OTHER_KO=$out/klp-other/xnc_klp_other.ko \
 		XNC_TEST_TIMEOUT=${XNC_TEST_TIMEOUT:-19200} \
