@@ -2,9 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make bench: forwarded IPsec packets/s against the number of tunnels, for
-# stock 6.1, xfrm_nocache and a 4.14-style per-CPU cache (reference build),
-# in one boot of Debian's kernel with one vCPU and -icount shift=1.
-# Writes docs/bench.md and docs/bench.png (scripts/bench-report.sh).
+# stock 6.1 (or 6.12), xfrm_nocache and a 4.14-style per-CPU cache
+# (reference build), in one boot of Debian's kernel with one vCPU and
+# -icount shift=1.  Writes docs/bench.md, docs/bench.png and docs/bench.raw
+# (scripts/bench-report.sh); on 6.12, docs/bench-6.12.md, .png and .raw.
+#
+# The kernel line is XNC_KLINE (make's KERNEL: 6.1, the default, or 6.12):
+# its Debian kernel boots, and both modules are built against its headers.
 #
 # Settings (environment, all optional):
 #   XNC_BENCH_N="1 8 32 256 1024 10000"  tunnel counts
@@ -19,6 +23,8 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
+kline=$(scripts/kernel.sh line)
+export XNC_KLINE=$kline
 kdir=${KDIR:-$(scripts/kernel.sh kdir)}
 out=${XNC_OUT:-$top/tests/out/bench-$(date +%Y%m%d-%H%M%S)}
 docs=${XNC_BENCH_DOCS:-$top/docs}
@@ -32,7 +38,7 @@ scripts/pcpu-ref-tree.sh "$ref"
 { make -s -C "$kdir" M="$ref" modules &&
   python3 scripts/klp-relocs.py "$ref/xnc_pcpu_ref.ko"; } >"$out/pcpu-ref.build" 2>&1 ||
 	{ cat "$out/pcpu-ref.build" >&2; exit 1; }
-make -s module
+make -s module KDIR="$kdir"
 # a copy: the tree's .ko may be rebuilt while the benchmark runs
 cp xfrm_nocache.ko "$out/"
 
