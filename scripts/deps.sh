@@ -10,7 +10,7 @@
 set -euo pipefail
 
 pkgs=(
-	build-essential bc bison flex libelf-dev libssl-dev dwarves kmod cpio python3
+	build-essential bc bison flex libelf-dev libssl-dev dwarves kmod cpio python3 procps
 	linux-headers-amd64 linux-source-6.1
 	linux-headers-6.12-amd64 linux-source-6.12
 	sparse dkms
