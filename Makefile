@@ -102,28 +102,30 @@ check check-all demo:
 stress: $(MOD) $(TOOLS)
 	XNC_STRESS_SECS=60 XNC_STRESS_ROUNDS=50 tests/run.sh stress
 
-# The kernel's xfrm selftests, stock vs. module, into docs/selftests.md.
+# The kernel's xfrm selftests, stock vs. module, into docs/selftests.md;
+# KERNEL=6.12: on 6.12, into docs/selftests-6.12.md.
 selftests-table: $(MOD)
 	scripts/selftests-table.sh
 
 .PHONY: selftests-table
 
 # Forwarded pps vs tunnel count: stock, module, per-CPU cache reference.
-# Not part of check; writes docs/bench.md and docs/bench.png (~35 min).
+# Not part of check; writes docs/bench.md and docs/bench.png (~35 min);
+# KERNEL=6.12: on 6.12, docs/bench-6.12.md and docs/bench-6.12.png.
 bench: $(MOD)
 	scripts/bench.sh
 
 .PHONY: bench
 
 # A kernel with KASAN, lockdep, PROVE_RCU, kmemleak and SLUB debugging,
-# built once per machine from linux-source-6.1 into the cache (long: see
-# docs/testing.md, "Debug kernel").
+# built once per machine and kernel line from linux-source-<line> (6.1, or
+# KERNEL=6.12) into the cache (long: see docs/testing.md, "Debug kernel").
 debug-kernel:
 	scripts/debug-kernel.sh
 
 # The guest tests on that kernel, the module built against it: four parts,
 # one boot and one kmemleak scan each; PART=1..4 for one of them, T=pattern
-# as for check.  Not part of check (hours).
+# as for check, KERNEL=6.12 on 6.12's.  Not part of check (hours).
 check-debug: $(TOOLS)
 	scripts/check-debug.sh
 
@@ -152,9 +154,12 @@ help:
 	@echo "make check KERNEL=6.1|6.12  all tests on that kernel line; make check-all: on both"
 	@echo "make stress   the stress suite only, 60 s per scenario (check runs it at 15 s)"
 	@echo "make selftests-table  kernel xfrm selftests, stock vs. module -> docs/selftests.md"
+	@echo "              (KERNEL=6.12: docs/selftests-6.12.md)"
 	@echo "make bench    forwarded pps vs tunnels, stock/module/pcpu-ref -> docs/bench.md"
+	@echo "              (KERNEL=6.12: docs/bench-6.12.md)"
 	@echo "make debug-kernel  build a KASAN/lockdep/kmemleak kernel for the VM (once, ~15 min)"
 	@echo "make check-debug   the guest tests on it, in 4 parts (PART=n or T=pattern for one)"
+	@echo "              (both: KERNEL=6.12 for 6.12's)"
 	@echo "make demo     boot the VM, load the module, show it working"
 	@echo "make lint     W=1 + sparse + checkpatch --strict, zero findings"
 	@echo "make install  install into /lib/modules/<ver>/updates"
