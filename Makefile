@@ -115,7 +115,12 @@ selftests-table: $(MOD)
 bench: $(MOD)
 	scripts/bench.sh
 
-.PHONY: bench
+# What a NETDEV_DOWN costs with the module's notifier against stock: 10,000
+# SAs, a veth and a netdevsim port with bound SAs; writes docs/notifier.md.
+bench-notifier:
+	scripts/bench-notifier.sh
+
+.PHONY: bench bench-notifier
 
 # A kernel with KASAN, lockdep, PROVE_RCU, kmemleak and SLUB debugging,
 # built once per machine and kernel line from linux-source-<line> (6.1, or
@@ -157,6 +162,7 @@ help:
 	@echo "              (KERNEL=6.12: docs/selftests-6.12.md)"
 	@echo "make bench    forwarded pps vs tunnels, stock/module/pcpu-ref -> docs/bench.md"
 	@echo "              (KERNEL=6.12: docs/bench-6.12.md)"
+	@echo "make bench-notifier  cost of a link down, module vs stock -> docs/notifier.md"
 	@echo "make debug-kernel  build a KASAN/lockdep/kmemleak kernel for the VM (once, ~15 min)"
 	@echo "make check-debug   the guest tests on it, in 4 parts (PART=n or T=pattern for one)"
 	@echo "              (both: KERNEL=6.12 for 6.12's)"
