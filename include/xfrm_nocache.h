@@ -93,8 +93,8 @@ enum xnc_stat {
 	XNC_BUNDLE_ERROR,	/* bundle creation failed */
 	XNC_ERRORS,		/* every error return, all causes */
 	XNC_NOTIFIER_EVENTS,	/* NETDEV_DOWN events seen (notifier.c) */
-	XNC_SAS_FLUSHED,	/* offloaded SAs deleted on NETDEV_DOWN */
-	XNC_POLICIES_FLUSHED,	/* offloaded policies deleted on NETDEV_DOWN */
+	XNC_SAS_FLUSHED,	/* offloaded SAs we deleted on NETDEV_DOWN */
+	XNC_POLICIES_FLUSHED,	/* offloaded policies we deleted on NETDEV_DOWN */
 	XNC_STAT_MAX
 };
 

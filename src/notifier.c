@@ -38,9 +38,14 @@
  * deletes an SA or policy bound to this very device in the few
  * microseconds between the count and the flush.  Nothing bound: no flush.
  *
- * Our notifier runs before the kernel's (higher priority), so it removes
- * everything offloaded to a downed device and the counters count it all;
- * the kernel's flush that follows finds nothing.
+ * The kernel's notifier already does exactly this for a device that still
+ * has NETIF_F_HW_ESP: there we do nothing more than stock (its flush walks
+ * the table twice on Debian, with the LSM check; a flush and a count of
+ * ours before it would add three walks for the same result).  We flush
+ * only the device whose feature is off, where stock would leave the SAs
+ * and policies bound: SAsFlushed, PoliciesFlushed and the xnc_flush event
+ * count what the module removed beyond stock.  Features change under
+ * RTNL, which both notifiers run under, so they see the same bit.
  *
  * Careful with unregister_netdevice_notifier(): it replays NETDEV_DOWN for
  * every device that is up, in every namespace, to the notifier being
@@ -134,6 +139,13 @@ static void xnc_dev_down(struct net_device *dev)
 	xnc_count(net, XNC_NOTIFIER_EVENTS, 1);
 	/* nothing can be bound to a device without offload ops */
 	if (!dev->xfrmdev_ops)
+		return;
+	/*
+	 * With the offload feature on, the kernel's notifier, right after
+	 * us in this chain and under the same RTNL, flushes what is bound to
+	 * the device, keyed on xso.dev/xdo.dev as we would: leave it to stock.
+	 */
+	if (dev->features & NETIF_F_HW_ESP)
 		return;
 
 	sas = xnc_bound_states(net, dev);

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 # NETDEV_DOWN flushes exactly the SAs offloaded to the downed device, with
 # the feature on and after "ethtool -K esp-hw-offload off"; stock (run
-# first, module not loaded) leaves the SA bound in the second case.  A
-# device that cannot hold offloaded state costs no table walk.  Then:
+# first, module not loaded) leaves the SA bound in the second case; with
+# the feature on the kernel's flush does it, as in stock, and the module's
+# counters and xnc_flush count only what it removed itself.  A device that
+# cannot hold offloaded state, or has the feature on, costs no walk of
+# ours.  Then:
 # re-adding after up works and the "hardware" carries packets with the SA;
 # with the livepatch disabled the notifier still flushes and counts; rmmod
 # does not flush offloaded SAs of running devices.
@@ -79,43 +82,48 @@ ev0=$(xnc_stat NotifierEvents o); fl0=$(xnc_stat SAsFlushed o)
 iev0=$(xnc_stat NotifierEvents); ifl0=$(xnc_stat SAsFlushed)
 expect_eq "counters at load" "$ev0/$fl0" 0/0
 
-# (1) feature on; the xnc_flush tracepoint reports the flush
-sas_add
+# (1) feature on: xfrm's own notifier flushes, as in stock; the module
+# only counts the event (SAsFlushed and xnc_flush are what it removed)
 TR=/sys/kernel/tracing
+sas_add
 echo >$TR/trace
 echo 1 >$TR/events/xfrm_nocache/xnc_flush/enable || fail "no xnc_flush tracepoint"
+ip -n o link set sim1 down
+expect_flushed "feature on"
+expect_eq "NotifierEvents" "$(xnc_stat NotifierEvents o)" $((ev0 + 1))
+expect_eq "SAsFlushed (feature on: stock's flush)" "$(xnc_stat SAsFlushed o)" "$fl0"
+grep -q xnc_flush: $TR/trace && fail "xnc_flush event for a stock flush: $(grep xnc_flush: $TR/trace)"
+reset
+
+# (2) feature off, then down: the module removes what stock left; the
+# xnc_flush tracepoint reports it
+sas_add
+ip netns exec o ethtool -K sim1 esp-hw-offload off || fail "esp-hw-offload off"
+expect_eq "esp-hw-offload" "$(esp_hw o sim1)" off
+echo >$TR/trace
 ip -n o link set sim1 down
 echo 0 >$TR/events/xfrm_nocache/xnc_flush/enable
 grep -qE "xnc_flush: netns=$(stat -L -c %i /run/netns/o) dev=sim1 ifindex=[0-9]+ flushed=2" $TR/trace ||
 	fail "no xnc_flush event for sim1 with flushed=2: $(grep xnc_flush $TR/trace)"
-expect_flushed "feature on"
-expect_eq "NotifierEvents" "$(xnc_stat NotifierEvents o)" $((ev0 + 1))
-expect_eq "SAsFlushed" "$(xnc_stat SAsFlushed o)" $((fl0 + 2))
-reset
-
-# (2) feature off, then down: the module removes what stock left
-sas_add
-ip netns exec o ethtool -K sim1 esp-hw-offload off || fail "esp-hw-offload off"
-expect_eq "esp-hw-offload" "$(esp_hw o sim1)" off
-ip -n o link set sim1 down
 expect_flushed "feature off"
 expect_eq "NotifierEvents" "$(xnc_stat NotifierEvents o)" $((ev0 + 2))
-expect_eq "SAsFlushed" "$(xnc_stat SAsFlushed o)" $((fl0 + 4))
+expect_eq "SAsFlushed" "$(xnc_stat SAsFlushed o)" $((fl0 + 2))
 log "module: feature off + down leaves $(nsim_hw_sas 41) SAs bound to sim1"
 
 # a down with nothing bound counts the event and no SA
 ip -n o link set sim1 up
 ip -n o link set sim1 down
 expect_eq "NotifierEvents (empty down)" "$(xnc_stat NotifierEvents o)" $((ev0 + 3))
-expect_eq "SAsFlushed (empty down)" "$(xnc_stat SAsFlushed o)" $((fl0 + 4))
+expect_eq "SAsFlushed (empty down)" "$(xnc_stat SAsFlushed o)" $((fl0 + 2))
 # the counters are per namespace: the init namespace saw nothing
 expect_eq "init netns counters" "$(xnc_stat NotifierEvents)/$(xnc_stat SAsFlushed)" \
 	"$iev0/$ifl0"
 
-# (3) the cost: no table walk at all when a device that cannot hold
-# offloaded state goes down (a veth: no xfrmdev_ops), one walk of the SAs
-# (and on 6.12 one of the policies, which can be offloaded there) when one
-# that can does; counted by kprobes on the kernel's walkers
+# (3) the cost: no table walk of ours when a device that cannot hold
+# offloaded state goes down (a veth: no xfrmdev_ops) or one whose offload
+# feature is on (xfrm's flush, which uses neither walker, does it); one
+# walk of the SAs (and on 6.12 one of the policies, which can be offloaded
+# there) when the feature is off; counted by kprobes on the walkers
 T=/sys/kernel/tracing
 walk_probes() { # on|off
 	if [ "$1" = on ]; then
@@ -145,16 +153,26 @@ expect_eq "NotifierEvents (veth down)" "$(xnc_stat NotifierEvents o)" $((ev + 1)
 expect_eq "SA walks on a veth down" "$(hits xnc_sw)" "$sw"
 expect_eq "policy walks on a veth down" "$(hits xnc_pw)" "$pw"
 ip -n o link set sim1 down
-expect_eq "SAsFlushed (sim1 down)" "$(xnc_stat SAsFlushed o)" $((fl + 1))
-expect_eq "SA walks on a netdevsim down" "$(hits xnc_sw)" $((sw + 1))
+# first: listing SAs (sa_exists) is a dump, which walks them too
+expect_eq "SA walks on a netdevsim down, feature on" "$(hits xnc_sw)" "$sw"
+expect_eq "policy walks on a netdevsim down, feature on" "$(hits xnc_pw)" "$pw"
+sa_exists o 0x411 && fail "0x411 not flushed (feature on)"
+expect_eq "SAsFlushed (sim1 down, feature on)" "$(xnc_stat SAsFlushed o)" "$fl"
+ip -n o link set sim1 up
+sa_add o 0x411 10.40.1.1 10.40.1.2 offload dev sim1 dir out || fail "add 0x411"
+ip netns exec o ethtool -K sim1 esp-hw-offload off || fail "esp-hw-offload off"
+sw=$(hits xnc_sw); pw=$(hits xnc_pw)
+ip -n o link set sim1 down
+expect_eq "SAsFlushed (sim1 down, feature off)" "$(xnc_stat SAsFlushed o)" $((fl + 1))
+expect_eq "SA walks on a netdevsim down, feature off" "$(hits xnc_sw)" $((sw + 1))
 case $(uname -r) in
 6.1.*) pwalks=0 ;;
 *) pwalks=1 ;;
 esac
-expect_eq "policy walks on a netdevsim down" "$(hits xnc_pw)" $((pw + pwalks))
+expect_eq "policy walks on a netdevsim down, feature off" "$(hits xnc_pw)" $((pw + pwalks))
 walk_probes off
 ip -n o link del vx0
-log "veth down: no walk; netdevsim down: 1 SA walk, $pwalks policy walk"
+log "veth down, netdevsim down with the feature on: no walk; feature off: 1 SA walk, $pwalks policy walk"
 
 # (4) after up, re-adding works and the hardware carries packets with it
 ip -n o link set sim1 up
@@ -173,6 +191,7 @@ expect_ge "Transformed (module lookups)" "$(xnc_stat Transformed o)" $((tr0 + 3)
 nsim_add 43 o sim3
 ip -n o addr add 10.40.4.1/24 dev sim3
 sa_add o 0x441 10.40.4.1 10.40.4.2 offload dev sim3 dir out || fail "add 0x441"
+ip netns exec o ethtool -K sim3 esp-hw-offload off || fail "sim3 esp-hw-offload off"
 xnc_disable || fail "disable failed"
 ev=$(xnc_stat NotifierEvents o); fl=$(xnc_stat SAsFlushed o)
 ip -n o link set sim3 down
