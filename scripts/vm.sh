@@ -81,13 +81,12 @@ esac
 kvm_works() {
 	[ -r /dev/kvm ] && [ -w /dev/kvm ] || { kvm_why="no usable /dev/kvm"; return 1; }
 	local err
-	if ! err=$( (sleep 1; echo quit) | timeout 20 qemu-system-x86_64 \
+	# a failure, or anything on stderr, means no
+	err=$( (sleep 1; echo quit) | timeout 20 qemu-system-x86_64 \
 		-accel kvm -machine q35 -cpu host -smp 1 -m 64 -nodefaults \
-		-display none -serial none -monitor stdio 2>&1 >/dev/null); then
-		kvm_why="/dev/kvm cannot run a guest: $(echo "$err" | head -n1)"
-		return 1
-	fi
-	[ -z "$err" ] || { kvm_why="/dev/kvm cannot run a guest: $(echo "$err" | head -n1)"; return 1; }
+		-display none -serial none -monitor stdio 2>&1 >/dev/null) && [ -z "$err" ] && return 0
+	kvm_why="/dev/kvm cannot run a guest: $(echo "${err:-qemu failed}" | head -n1)"
+	return 1
 }
 kvm_why=
 if [ -n "$icount" ]; then
