@@ -5,10 +5,13 @@
 #ifndef _XFRM_NOCACHE_H
 #define _XFRM_NOCACHE_H
 
+#include <linux/atomic.h>
 #include <linux/types.h>
 #include <linux/percpu.h>
 #include <linux/socket.h>
+#include <linux/workqueue.h>
 #include <net/flow.h>
+#include <net/netns/generic.h>
 
 struct net;
 struct sock;
@@ -95,6 +98,7 @@ enum xnc_stat {
 	XNC_NOTIFIER_EVENTS,	/* NETDEV_DOWN events seen (notifier.c) */
 	XNC_SAS_FLUSHED,	/* offloaded SAs we deleted on NETDEV_DOWN */
 	XNC_POLICIES_FLUSHED,	/* offloaded policies we deleted on NETDEV_DOWN */
+	XNC_SUB_SEARCHES,	/* lookups that searched the sub policies */
 	XNC_STAT_MAX
 };
 
@@ -113,14 +117,49 @@ struct xnc_net {
 	/* what the hot path reads, under RCU; NULL once the netns is dying */
 	struct xnc_pcpu_stats __percpu *stats_live;
 	struct xnc_pcpu_stats __percpu *stats;
+	/*
+	 * Whether the namespace may have an outbound sub policy (bit 0,
+	 * XNC_SUB_MAYBE) and how many times one was added (the rest):
+	 * subpol.c.  The hot path reads bit 0 only.
+	 */
+	atomic_t sub_state;
+	bool sub_dead;		/* past our pernet exit: no more recounts */
+	struct work_struct sub_recount;
+	struct net *net;
 };
 
-struct xnc_net *xnc_net(const struct net *net);
+#define XNC_SUB_MAYBE	1
+
+extern unsigned int xnc_net_id;
+
+static inline struct xnc_net *xnc_net(const struct net *net)
+{
+	return net_generic(net, xnc_net_id);
+}
+
 const char *xnc_stat_name(enum xnc_stat s);
 
 int xnc_stats_init(void);
 void xnc_stats_exit(void);
 void xnc_count(struct net *net, enum xnc_stat stat, u64 n);
+
+/*
+ * Whether a lookup in @net has to search the namespace's sub policies: no
+ * when it has no outbound one (subpol.c keeps that exact), so that the one
+ * policy table search stock makes in vain on nearly every system is not
+ * made.  Without CONFIG_XFRM_SUB_POLICY there are none.
+ */
+static inline bool xnc_sub_search(const struct net *net)
+{
+	return IS_ENABLED(CONFIG_XFRM_SUB_POLICY) &&
+	       (atomic_read(&xnc_net(net)->sub_state) & XNC_SUB_MAYBE);
+}
+
+void xnc_sub_net_init(struct net *net);
+void xnc_sub_net_exit(struct net *net);
+void xnc_sub_net_release(struct net *net);
+int xnc_sub_init(void);
+void xnc_sub_exit(void);
 
 int xnc_trace_init(void);
 void xnc_trace_exit(void);

@@ -162,6 +162,7 @@ out:
 struct xnc_acct {
 	enum xnc_stat outcome;
 	bool sk_policy;
+	bool sub_search;	/* searched the sub policies */
 	bool bundle;
 	int xfrms;		/* transforms the bundle resolved */
 	u64 start;		/* ns, only when timing */
@@ -188,6 +189,8 @@ static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
 		this_cpu_inc(stats->v[a->outcome]);
 		if (a->sk_policy)
 			this_cpu_inc(stats->v[XNC_SOCKET_POLICY]);
+		if (unlikely(a->sub_search))
+			this_cpu_inc(stats->v[XNC_SUB_SEARCHES]);
 		if (a->bundle)
 			this_cpu_inc(stats->v[XNC_BUNDLES]);
 		if (err)
@@ -280,12 +283,18 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 		       !READ_ONCE(net->xfrm.policy_count[XFRM_POLICY_OUT])))
 		goto no_policy;
 
-	/* The namespace's policies: sub policies take precedence. */
+	/*
+	 * The namespace's policies: sub policies take precedence.  Stock
+	 * searches them every time; we do only when the namespace may have
+	 * an outbound one (subpol.c), which is exact, not a cache.
+	 */
 	pols[0] = NULL;
-	if (IS_ENABLED(CONFIG_XFRM_SUB_POLICY))
+	if (xnc_sub_search(net)) {
+		acct.sub_search = true;
 		pols[0] = xnc_policy_lookup_bytype(net, XFRM_POLICY_TYPE_SUB,
 						   fl, family,
 						   XFRM_POLICY_OUT, if_id);
+	}
 	if (!pols[0])
 		pols[0] = xnc_policy_lookup_bytype(net, XFRM_POLICY_TYPE_MAIN,
 						   fl, family,

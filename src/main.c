@@ -25,6 +25,9 @@
  * again, counters last.  It does not depend on the patched function, so it
  * stays in force from load to rmmod, including the time between disabling
  * the livepatch and rmmod; module_exit removes it before the counters.
+ * So does the sub policy tracking (subpol.c), a key manager that only
+ * listens: registered after the counters, whose namespaces it marks, and
+ * before the patch, whose lookups read the marks.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -85,13 +88,18 @@ static int __init xnc_init(void)
 		pr_err("cannot register the netdevice notifier: %d\n", err);
 		goto out_stats;
 	}
+	err = xnc_sub_init();
+	if (err)
+		goto out_notifier;
 	err = klp_enable_patch(&xnc_patch);
 	if (err) {
 		pr_err("cannot enable the livepatch: %d\n", err);
-		goto out_notifier;
+		goto out_sub;
 	}
 	return 0;
 
+out_sub:
+	xnc_sub_exit();
 out_notifier:
 	xnc_notifier_exit();
 out_stats:
@@ -105,6 +113,7 @@ out_ref:
 
 static void __exit xnc_exit(void)
 {
+	xnc_sub_exit();
 	xnc_notifier_exit();
 	xnc_stats_exit();
 	xnc_trace_exit();

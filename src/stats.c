@@ -26,7 +26,7 @@
 
 #include "xfrm_nocache.h"
 
-static unsigned int xnc_net_id __read_mostly;
+unsigned int xnc_net_id __read_mostly;
 
 static const char * const xnc_stat_names[XNC_STAT_MAX] = {
 	[XNC_LOOKUPS]		= "Lookups",
@@ -48,16 +48,12 @@ static const char * const xnc_stat_names[XNC_STAT_MAX] = {
 	[XNC_NOTIFIER_EVENTS]	= "NotifierEvents",
 	[XNC_SAS_FLUSHED]	= "SAsFlushed",
 	[XNC_POLICIES_FLUSHED]	= "PoliciesFlushed",
+	[XNC_SUB_SEARCHES]	= "SubPolicySearches",
 };
 
 const char *xnc_stat_name(enum xnc_stat s)
 {
 	return xnc_stat_names[s];
-}
-
-struct xnc_net *xnc_net(const struct net *net)
-{
-	return net_generic(net, xnc_net_id);
 }
 
 /*
@@ -166,6 +162,7 @@ static int __net_init xnc_net_init(struct net *net)
 		goto fail;
 	}
 	xn->stats_live = xn->stats;
+	xnc_sub_net_init(net);
 	return 0;
 
 fail:
@@ -175,6 +172,7 @@ fail:
 
 static void __net_exit xnc_net_exit(struct net *net)
 {
+	xnc_sub_net_exit(net);
 	remove_proc_entry("xfrm_nocache_latency", net->proc_net);
 	remove_proc_entry("xfrm_nocache", net->proc_net);
 }
@@ -186,8 +184,10 @@ static void __net_exit xnc_net_exit_batch(struct list_head *net_list)
 	list_for_each_entry(net, net_list, exit_list)
 		WRITE_ONCE(xnc_net(net)->stats_live, NULL);
 	synchronize_rcu();
-	list_for_each_entry(net, net_list, exit_list)
+	list_for_each_entry(net, net_list, exit_list) {
+		xnc_sub_net_release(net);
 		free_percpu(xnc_net(net)->stats);
+	}
 }
 
 static struct pernet_operations xnc_net_ops = {
