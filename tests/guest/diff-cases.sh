@@ -284,6 +284,33 @@ case_sub_block() {
 	expect udp "$(udp a $B4)" "sent=0 errno=EPERM x3 received=0"
 }
 
+# a sub policy that blocks, added and removed while a flow runs: the
+# datagrams sent after each change, however it was made (add, delete,
+# flush, hard expiry), meet the new policy set at once
+case_sub_live() {
+	esp_both transport $A4 $B4
+	local blocked="sent=0 errno=EPERM x3 received=0"
+	expect "main only" "$(udp a $B4)" "sent=3 received=3"
+	pol a src $A4 dst $B4 dir out ptype sub action block
+	expect "sub added" "$(udp a $B4)" "$blocked"
+	ip -n a xfrm policy del src $A4 dst $B4 dir out ptype sub
+	expect "sub deleted" "$(udp a $B4)" "sent=3 received=3"
+	pol a src $A4 dst $B4 dir out ptype sub action block
+	expect "sub added again" "$(udp a $B4)" "$blocked"
+	ip -n a xfrm policy flush ptype sub
+	expect "subs flushed" "$(udp a $B4)" "sent=3 received=3"
+	pol a src $A4 dst $B4 dir out ptype sub action block \
+		limit time-hard $((4 * XNC_SLOW))
+	expect "sub with a lifetime" "$(udp a $B4)" "$blocked"
+	wait_for $((15 * XNC_SLOW)) sh -c \
+		'[ -z "$(ip -n a xfrm policy list ptype sub)" ]' ||
+		echo "EXPECT-FAIL the sub policy did not expire"
+	expect "sub expired" "$(udp a $B4)" "sent=3 received=3"
+	# an inbound sub policy does not apply to output
+	pol a src $A4 dst $B4 dir in ptype sub action block
+	expect "inbound sub" "$(udp a $B4)" "sent=3 received=3"
+}
+
 # per case: module counters that must have moved (namespace a, or NS:Name)
 declare -A WANT=(
 	[esp4_transport]="Transformed BundlesCreated LookupsIPv4"
@@ -297,10 +324,11 @@ declare -A WANT=(
 	[noxfrm]="NoPolicy" [ifid]="Transformed" [mark]="Transformed NoPolicy"
 	[socket_bypass]="SocketPolicy PassUntransformed NoStates"
 	[socket_esp]="SocketPolicy Transformed" [socket_esp6]="SocketPolicy Transformed"
-	[sub_policy]="Transformed" [sub_block]="Blocked"
+	[sub_policy]="Transformed SubPolicySearches" [sub_block]="Blocked"
+	[sub_live]="Blocked Transformed SubPolicySearches"
 )
 
 DIFF_CASES="esp4_transport esp4_tunnel esp6_transport esp6_tunnel tunnel_4in6
 tunnel_6in4 beet4 nested_ah_esp nested_comp_esp block default_block icmp_flag
 icmp_noflag larval_drop queue noxfrm ifid mark socket_bypass socket_esp
-socket_esp6 sub_policy sub_block"
+socket_esp6 sub_policy sub_block sub_live"

@@ -2,10 +2,13 @@
 /*
  * xstream: steady UDP traffic for the stress tests, until stopped.
  *
- *   xstream [-i USEC] [-p PORT] DST...
+ *   xstream [-c] [-i USEC] [-p PORT] DST...
  *
  * Sends one datagram to each DST in turn (IPv4 or IPv6 literals), one
- * every USEC microseconds (default 2000), to PORT (default 5000), and goes
+ * every USEC microseconds (default 2000; 0: as fast as it can), to PORT
+ * (default 5000), with sendto() on one socket per family, or with -c on a
+ * socket per DST connected to it (the kernel then keeps the route, or the
+ * bundle, in the socket and looks it up again only once it is stale), and goes
  * on whatever the kernel says: while a tunnel is being torn down sendto()
  * may fail, and the test wants the traffic back as soon as the path is.
  * On SIGTERM or SIGINT prints "sent=N failed=N" and exits 0.
@@ -33,24 +36,26 @@ int main(int argc, char **argv)
 {
 	long interval_us = 2000, sent = 0, failed = 0;
 	struct sockaddr_storage *dst;
-	int port = 5000, opt, n, i, fd4, fd6;
+	int port = 5000, opt, n, i, fd4, fd6, connected = 0, *fds;
 	struct sigaction sa;
 	struct timespec next, now;
 
-	while ((opt = getopt(argc, argv, "i:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "ci:p:")) != -1) {
 		switch (opt) {
+		case 'c': connected = 1; break;
 		case 'i': interval_us = atol(optarg); break;
 		case 'p': port = atoi(optarg); break;
 		default: return 2;
 		}
 	}
 	n = argc - optind;
-	if (n < 1 || interval_us < 1) {
+	if (n < 1 || interval_us < 0) {
 		fprintf(stderr, "usage: see the comment at the top of xstream.c\n");
 		return 2;
 	}
 	dst = calloc(n, sizeof(*dst));
-	if (!dst)
+	fds = calloc(n, sizeof(*fds));
+	if (!dst || !fds)
 		return 1;
 	for (i = 0; i < n; i++) {
 		const char *a = argv[optind + i];
@@ -74,6 +79,18 @@ int main(int argc, char **argv)
 		perror("xstream: socket");
 		return 1;
 	}
+	for (i = 0; connected && i < n; i++) {
+		int v6 = dst[i].ss_family == AF_INET6;
+
+		fds[i] = socket(dst[i].ss_family, SOCK_DGRAM, 0);
+		if (fds[i] < 0 ||
+		    connect(fds[i], (struct sockaddr *)&dst[i],
+			    v6 ? sizeof(struct sockaddr_in6) :
+				 sizeof(struct sockaddr_in)) < 0) {
+			perror("xstream: connect");
+			return 1;
+		}
+	}
 
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = on_signal;
@@ -86,11 +103,14 @@ int main(int argc, char **argv)
 		socklen_t len = v6 ? sizeof(struct sockaddr_in6) :
 				     sizeof(struct sockaddr_in);
 
-		if (sendto(v6 ? fd6 : fd4, "xstream", 7, 0,
+		if (connected ? send(fds[i], "xstream", 7, 0) < 0 :
+		    sendto(v6 ? fd6 : fd4, "xstream", 7, 0,
 			   (struct sockaddr *)&dst[i], len) < 0)
 			failed++;
 		else
 			sent++;
+		if (!interval_us)
+			continue;
 		/*
 		 * absolute deadlines: a slow send does not lower the rate;
 		 * after a stall of more than 100 ms start afresh, no burst
