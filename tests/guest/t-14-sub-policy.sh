@@ -13,7 +13,7 @@
 # - 100 rounds of delete then add again under steady traffic: the datagram
 #   sent after each add is refused (an add racing the recount that the
 #   delete queued must not be lost), the one after each delete passes;
-# - 30 rounds of add then delete while a connected socket sends as fast as
+# - 60 rounds of add then delete while a connected socket sends as fast as
 #   it can: it keeps its route, or bundle, until the route generation
 #   changes, so a lookup it made between the policy's insertion and the
 #   module learning of it must not outlive the add: after each add, no
@@ -25,7 +25,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff-lib.sh"
 knob ROUNDS XNC_SUB_ROUNDS 100 1 100000
-knob CROUNDS XNC_SUB_CROUNDS 30 1 100000
+knob CROUNDS XNC_SUB_CROUNDS 60 1 100000
 A4=10.0.0.1 B4=10.0.0.2
 XSTREAM=$XNC_TOP/tests/tools/xstream
 [ -x "$XSEND" ] && [ -x "$XSTREAM" ] || fail "xsend/xstream missing (make tools)"
