@@ -66,7 +66,12 @@ static int set_policy(int fd, int v6, const char *kind)
 	return 0;
 }
 
-/* only there to interrupt poll(): the listener then reports and exits */
+/*
+ * only there to interrupt ppoll(), the one place SIGINT and SIGTERM are
+ * not blocked: a signal that comes while the listener is busy receiving
+ * waits for the next ppoll(), which then returns at once (with poll(), it
+ * was lost, and the listener waited out its silence, 600 s in some tests)
+ */
 static void on_stop(int sig)
 {
 	(void)sig;
@@ -120,6 +125,8 @@ int main(int argc, char **argv)
 	if (listen_mode) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
 		struct sigaction sa = { .sa_handler = on_stop };
+		struct timespec ts = { .tv_sec = wait_s };
+		sigset_t stop, open;
 		char buf[2048];
 		int got = 0;
 
@@ -127,11 +134,15 @@ int main(int argc, char **argv)
 			perror("xsend: bind");
 			return 1;
 		}
+		sigemptyset(&stop);
+		sigaddset(&stop, SIGINT);
+		sigaddset(&stop, SIGTERM);
+		sigprocmask(SIG_BLOCK, &stop, &open);
 		sigaction(SIGINT, &sa, NULL);
 		sigaction(SIGTERM, &sa, NULL);
 		printf("listening\n");
 		fflush(stdout);
-		while (poll(&pfd, 1, wait_s * 1000) > 0)
+		while (ppoll(&pfd, 1, &ts, &open) > 0)
 			if (recv(fd, buf, sizeof(buf), 0) >= 0)
 				got++;
 		printf("received=%d\n", got);
