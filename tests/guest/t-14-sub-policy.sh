@@ -8,13 +8,13 @@
 # - no sub policy: lookups do not search (SubPolicySearches stays put);
 # - an outbound sub policy that blocks: the datagram sent after "ip xfrm
 #   policy add" returned is refused, and lookups search; after delete,
-#   flush or hard expiry they stop searching again; an inbound one or one
-#   in another namespace does not make them search;
+#   flush or hard expiry they stop searching again; the same for IPv6; an
+#   inbound one or one in another namespace does not make them search;
 # - 100 rounds of delete then add again under steady traffic: the datagram
 #   sent after each add is refused (an add racing the recount that the
 #   delete queued must not be lost), the one after each delete passes;
-# - 60 rounds of add then delete while a connected socket sends as fast as
-#   it can: it keeps its route, or bundle, until the route generation
+# - 60 rounds of add then delete while a connected socket sends every
+#   100 us: it keeps its route, or bundle, until the route generation
 #   changes, so a lookup it made between the policy's insertion and the
 #   module learning of it must not outlive the add: after each add, no
 #   more of its packets cross the main policy's SA;
@@ -78,6 +78,15 @@ wait_for $((15 * XNC_SLOW)) sh -c '[ -z "$(ip -n a xfrm policy list ptype sub)" 
 expect_eq "sub expired" "$(one)" "sent=1"
 wait_for $((5 * XNC_SLOW)) not_searching a || fail "still searching after expiry"
 
+# IPv6 (whose routes the module makes stale through IPv6's own hook)
+one6() { ip netns exec a "$XSEND" -6 -n 1 fd00::2 5000 | tr '\n' ' ' | sed 's/ $//'; }
+expect_eq "IPv6, no policy" "$(one6)" "sent=1"
+pol a src fd00::1 dst fd00::2 dir out ptype sub action block
+expect_eq "IPv6 sub added" "$(one6)" "sent=0 errno=EPERM x1"
+ip -n a xfrm policy del src fd00::1 dst fd00::2 dir out ptype sub
+expect_eq "IPv6 sub deleted" "$(one6)" "sent=1"
+wait_for $((5 * XNC_SLOW)) not_searching a || fail "still searching after the IPv6 delete"
+
 pol a src $A4 dst $B4 dir in ptype sub action block
 pol a src $A4 dst $B4 dir fwd ptype sub action block
 wait_for $((5 * XNC_SLOW)) not_searching a || fail "an inbound sub policy makes output search"
@@ -104,11 +113,11 @@ wait $st
 log "$ROUNDS rounds under traffic: $(cat /tmp/sub.stream)"
 wait_for $((5 * XNC_SLOW)) not_searching a || fail "still searching after the rounds"
 
-# a connected socket, sending back to back (a listener in b, so that no
+# a connected socket, sending every 100 us (a listener in b, so that no
 # port unreachable comes back to it)
 ip netns exec b "$XSEND" -l -w 600 5000 >/dev/null &
 lst=$!
-ip netns exec a "$XSTREAM" -c -i 0 $B4 >/tmp/sub.cstream &
+ip netns exec a "$XSTREAM" -c -i 100 $B4 >/tmp/sub.cstream &
 cs=$!
 moving() {
 	local p=$(sa_packets a 0x100)
