@@ -5,7 +5,8 @@
  *   xstream [-c] [-i USEC] [-p PORT] DST...
  *
  * Sends one datagram to each DST in turn (IPv4 or IPv6 literals), one
- * every USEC microseconds (default 2000; 0: as fast as it can), to PORT
+ * every USEC microseconds (default 2000; 0: as fast as it can, but 1 ms
+ * after a send that failed), to PORT
  * (default 5000), with sendto() on one socket per family, or with -c on a
  * socket per DST connected to it (the kernel then keeps the route, or the
  * bundle, in the socket and looks it up again only once it is stale), and goes
@@ -105,10 +106,14 @@ int main(int argc, char **argv)
 
 		if (connected ? send(fds[i], "xstream", 7, 0) < 0 :
 		    sendto(v6 ? fd6 : fd4, "xstream", 7, 0,
-			   (struct sockaddr *)&dst[i], len) < 0)
+			   (struct sockaddr *)&dst[i], len) < 0) {
 			failed++;
-		else
+			/* as fast as it can, but not refusals: 1 ms apart */
+			if (!interval_us)
+				usleep(1000);
+		} else {
 			sent++;
+		}
 		if (!interval_us)
 			continue;
 		/*
