@@ -42,7 +42,7 @@ not_searching() {
 	ip netns exec "$ns" "$XSEND" -n 1 $dst 5000 >/dev/null
 	[ "$(searches "$ns")" = "$s" ]
 }
-subs() { ip -n a xfrm policy list ptype sub; }
+no_subs() { [ -z "$(ip -n a xfrm policy list ptype sub)" ]; }
 add_block() { pol a src $A4 dst $B4 dir out ptype sub action block "$@"; }
 del_block() { ip -n a xfrm policy del src $A4 dst $B4 dir out ptype sub; }
 
@@ -73,7 +73,7 @@ wait_for $((5 * XNC_SLOW)) not_searching a || fail "still searching after flush"
 
 add_block limit time-hard 2
 expect_eq "sub with a lifetime" "$(one)" "sent=0 errno=EPERM x1"
-wait_for $((15 * XNC_SLOW)) sh -c '[ -z "$(ip -n a xfrm policy list ptype sub)" ]' ||
+wait_for $((15 * XNC_SLOW)) no_subs ||
 	fail "the sub policy did not expire"
 expect_eq "sub expired" "$(one)" "sent=1"
 wait_for $((5 * XNC_SLOW)) not_searching a || fail "still searching after expiry"

@@ -6,11 +6,10 @@
  *
  * Sends one datagram to each DST in turn (IPv4 or IPv6 literals), one
  * every USEC microseconds (default 2000; 0: as fast as it can, but 1 ms
- * after a send that failed), to PORT
- * (default 5000), with sendto() on one socket per family, or with -c on a
- * socket per DST connected to it (the kernel then keeps the route, or the
- * bundle, in the socket and looks it up again only once it is stale), and goes
- * on whatever the kernel says: while a tunnel is being torn down sendto()
+ * after a send that failed), to PORT (default 5000), with sendto() on one
+ * socket per family, or with -c on a socket per DST connected to it (the
+ * kernel then keeps the route, or the bundle, in the socket and looks it
+ * up again only once it is stale), and goes on whatever the kernel says: while a tunnel is being torn down sendto()
  * may fail, and the test wants the traffic back as soon as the path is.
  * On SIGTERM or SIGINT prints "sent=N failed=N" and exits 0.
  */
@@ -26,6 +25,12 @@
 #include <unistd.h>
 
 static volatile sig_atomic_t stop;
+
+static socklen_t salen(const struct sockaddr_storage *ss)
+{
+	return ss->ss_family == AF_INET6 ? sizeof(struct sockaddr_in6) :
+					   sizeof(struct sockaddr_in);
+}
 
 static void on_signal(int sig)
 {
@@ -81,13 +86,10 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	for (i = 0; connected && i < n; i++) {
-		int v6 = dst[i].ss_family == AF_INET6;
-
 		fds[i] = socket(dst[i].ss_family, SOCK_DGRAM, 0);
 		if (fds[i] < 0 ||
 		    connect(fds[i], (struct sockaddr *)&dst[i],
-			    v6 ? sizeof(struct sockaddr_in6) :
-				 sizeof(struct sockaddr_in)) < 0) {
+			    salen(&dst[i])) < 0) {
 			perror("xstream: connect");
 			return 1;
 		}
@@ -101,12 +103,10 @@ int main(int argc, char **argv)
 	clock_gettime(CLOCK_MONOTONIC, &next);
 	for (i = 0; !stop; i = (i + 1) % n) {
 		int v6 = dst[i].ss_family == AF_INET6;
-		socklen_t len = v6 ? sizeof(struct sockaddr_in6) :
-				     sizeof(struct sockaddr_in);
 
 		if (connected ? send(fds[i], "xstream", 7, 0) < 0 :
 		    sendto(v6 ? fd6 : fd4, "xstream", 7, 0,
-			   (struct sockaddr *)&dst[i], len) < 0) {
+			   (struct sockaddr *)&dst[i], salen(&dst[i])) < 0) {
 			failed++;
 			/* as fast as it can, but not refusals: 1 ms apart */
 			if (!interval_us)
