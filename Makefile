@@ -4,10 +4,14 @@
 # own kernel.  See README.md.
 
 # KERNEL=6.1 or KERNEL=6.12: that kernel line of Debian's (scripts/kernel.sh)
-# for the build (its headers) and for the tests (XNC_KLINE).
+# for the build (its headers) and for the tests (XNC_KLINE); KERNEL=6.1-rt
+# or 6.12-rt: its PREEMPT_RT flavor.  RT=1 is short for KERNEL=<line>-rt.
+ifeq ($(RT),1)
+override KERNEL := $(patsubst %-rt,%,$(or $(KERNEL),6.1))-rt
+endif
 ifneq ($(KERNEL),)
-ifneq ($(filter-out 6.1 6.12,$(KERNEL))$(word 2,$(KERNEL)),)
-$(error KERNEL must be 6.1 or 6.12, not '$(KERNEL)')
+ifneq ($(filter-out 6.1 6.12 6.1-rt 6.12-rt,$(KERNEL))$(word 2,$(KERNEL)),)
+$(error KERNEL must be 6.1, 6.12, 6.1-rt or 6.12-rt, not '$(KERNEL)')
 endif
 export XNC_KLINE := $(KERNEL)
 KDIR ?= $(shell XNC_KLINE=$(KERNEL) scripts/kernel.sh kdir 2>/dev/null)
@@ -77,20 +81,22 @@ $(KLP_OTHER): $(wildcard tests/tools/klp-other/*.c) tests/tools/klp-other/Kbuild
 tools: $(TOOLS) $(KLP_OTHER)
 
 # Every test, in a VM booting Debian's kernel; prints "N passed, N failed".
-# KERNEL=6.1 or 6.12: on that kernel line.  Without KERNEL: everything on
-# 6.1 but the package test (t-70), the module's own tests but the stress
-# suite (t-00 to t-50 but t-30) on 6.12, within CI's budget;
-# check-all: everything on both.  tests/run.sh builds the module for each.
+# KERNEL=6.1, 6.12, 6.1-rt or 6.12-rt: everything on that kernel.  Without
+# KERNEL: everything on 6.1 but the package test (t-70), the module's own
+# tests but the stress suite (t-00 to t-50 but t-30) on 6.12, within CI's
+# budget; check-all: everything on both lines and on their real-time
+# flavors.  tests/run.sh builds the module for each.
 CHECK_KLINES := $(if $(KERNEL),$(KERNEL),6.1=^(0|1|2|3|4|5|6) 6.12=^(0|1|2|4|5))
 check-run: $(TOOLS)
 	XNC_KLINES='$(CHECK_KLINES)' tests/run.sh
 
 check-all-run: $(TOOLS)
-	XNC_KLINES='6.1 6.12' tests/run.sh
+	XNC_KLINES='6.1 6.12 6.1-rt 6.12-rt' tests/run.sh
 
 # The README's commands set a bare Debian machine up first (scripts/deps.sh:
 # it says what it installs, and does nothing when all is there), then run
 # in a new make, which sees what was installed (the headers, KDIR).
+check-all: export XNC_DEPS_KERNELS := 6.1-rt 6.12-rt
 check check-all demo:
 	@scripts/deps.sh
 	@$(MAKE) --no-print-directory $@-run
@@ -125,7 +131,8 @@ bench-notifier:
 
 # A kernel with KASAN, lockdep, PROVE_RCU, kmemleak and SLUB debugging,
 # built once per machine and kernel line from linux-source-<line> (6.1, or
-# KERNEL=6.12) into the cache (long: see docs/testing.md, "Debug kernel").
+# KERNEL=6.12; KERNEL=6.12-rt or RT=1 KERNEL=6.12: on PREEMPT_RT) into the
+# cache (long: see docs/testing.md, "Debug kernel").
 debug-kernel:
 	scripts/debug-kernel.sh
 
@@ -157,7 +164,8 @@ help:
 	@echo "make [all]    build xfrm_nocache.ko against $(KDIR)"
 	@echo "make deps     install build/test dependencies (Debian, apt)"
 	@echo "make check    tests in a VM: all but the package's on 6.1, the module's own on 6.12"
-	@echo "make check KERNEL=6.1|6.12  all tests on that kernel line; make check-all: on both"
+	@echo "make check KERNEL=6.1|6.12|6.1-rt|6.12-rt  all tests on that kernel (RT=1: -rt)"
+	@echo "make check-all  all tests on all four kernels"
 	@echo "make stress   the stress suite only, 60 s per scenario (check runs it at 15 s)"
 	@echo "make selftests-table  kernel xfrm selftests, stock vs. module -> docs/selftests.md"
 	@echo "              (KERNEL=6.12: docs/selftests-6.12.md)"
@@ -166,7 +174,7 @@ help:
 	@echo "make bench-notifier  cost of a link down, module vs stock -> docs/notifier.md"
 	@echo "make debug-kernel  build a KASAN/lockdep/kmemleak kernel for the VM (once, ~15 min)"
 	@echo "make check-debug   the guest tests on it, in 4 parts (PART=n or T=pattern for one)"
-	@echo "              (both: KERNEL=6.12 for 6.12's)"
+	@echo "              (both: KERNEL=6.12 for 6.12's, KERNEL=6.12-rt for PREEMPT_RT)"
 	@echo "make demo     boot the VM, load the module, show it working"
 	@echo "make lint     W=1 + sparse + checkpatch --strict, zero findings"
 	@echo "make install  install into /lib/modules/<ver>/updates"

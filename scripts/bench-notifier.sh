@@ -5,8 +5,8 @@
 # against stock, in one boot of Debian's kernel with one vCPU and -icount
 # shift=1 (tests/bench/notifier.sh: 10,000 SAs in the namespace, 200
 # downs of a veth and of a netdevsim port with 32 SAs bound to it).
-# Writes docs/notifier.md (6.1) or docs/notifier-<line>.md (KERNEL=6.12).
-# KERNEL=6.1|6.12 (XNC_KLINE) picks the line;
+# Writes docs/notifier.md (6.1) or docs/notifier-<kernel>.md (KERNEL=6.12...).
+# KERNEL (XNC_KLINE: 6.1, 6.12, 6.1-rt or 6.12-rt) picks the kernel;
 # XNC_NB_SAS, XNC_NB_BOUND, XNC_NB_ROUNDS, XNC_NB_CYCLES pass through;
 # --report DIR writes the report again from an earlier run's DIR.
 
@@ -14,7 +14,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-kline=$(scripts/kernel.sh line)
+kline=$(scripts/kernel.sh name)
 kdir=${KDIR:-$(scripts/kernel.sh kdir)}
 out=${XNC_OUT:-$top/tests/out/bench-notifier-$(date +%Y%m%d-%H%M%S)}
 docs=${XNC_BENCH_DOCS:-$top/docs}

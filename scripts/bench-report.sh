@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Turn the samples of a benchmark run into docs/bench.md and docs/bench.png
-# (and a copy of RAW, docs/bench.raw): kernel line 6.1; on 6.12,
-# docs/bench-6.12.md, .png and .raw.  The line is XNC_KLINE (make's KERNEL,
-# 6.1 by default), as for scripts/bench.sh.
+# (and a copy of RAW, docs/bench.raw): kernel 6.1; on another kernel, e.g.
+# docs/bench-6.12.md, .png and .raw.  The kernel is XNC_KLINE (make's
+# KERNEL, 6.1 by default), as for scripts/bench.sh.
 #
 #   scripts/bench-report.sh RAW DOCS_DIR [RUN_SECONDS]
 #   XNC_KLINE=6.12 scripts/bench-report.sh RAW DOCS_DIR [RUN_SECONDS]
@@ -17,7 +17,7 @@ set -euo pipefail
 raw=$1 docs=$2 secs=${3:-}
 rej=$(cat "${raw%.raw}.rejected" 2>/dev/null | grep -vc ' warmup ' || true)
 top=$(cd "$(dirname "$0")/.." && pwd)
-kline=$("$top/scripts/kernel.sh" line)
+kline=$("$top/scripts/kernel.sh" name)
 # the report's files: bench.* on 6.1 (the names they always had), e.g.
 # bench-6.12.* on another line; with what the texts say of the line
 base=bench on='' regen="make bench" stock="no module, Debian's" ratio_stock=stock

@@ -5,10 +5,11 @@
 # stock 6.1 (or 6.12), xfrm_nocache and a 4.14-style per-CPU cache
 # (reference build), in one boot of Debian's kernel with one vCPU and
 # -icount shift=1.  Writes docs/bench.md, docs/bench.png and docs/bench.raw
-# (scripts/bench-report.sh); on 6.12, docs/bench-6.12.md, .png and .raw.
+# (scripts/bench-report.sh); on another kernel, e.g. docs/bench-6.12.md,
+# .png and .raw.
 #
-# The kernel line is XNC_KLINE (make's KERNEL: 6.1, the default, or 6.12):
-# its Debian kernel boots, and both modules are built against its headers.
+# The kernel is XNC_KLINE (make's KERNEL: 6.1, the default, 6.12, 6.1-rt or
+# 6.12-rt): its Debian kernel boots, and both modules are built against its headers.
 #
 # Settings (environment, all optional):
 #   XNC_BENCH_N="1 8 32 256 1024 10000"  tunnel counts
@@ -23,7 +24,7 @@ set -euo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
-kline=$(scripts/kernel.sh line)
+kline=$(scripts/kernel.sh name)
 export XNC_KLINE=$kline
 kdir=${KDIR:-$(scripts/kernel.sh kdir)}
 out=${XNC_OUT:-$top/tests/out/bench-$(date +%Y%m%d-%H%M%S)}

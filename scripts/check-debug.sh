@@ -3,9 +3,10 @@
 #
 # make check-debug: the guest tests on the debug kernel of
 # scripts/debug-kernel.sh (KASAN, lockdep, PROVE_RCU, kmemleak, ...),
-# built first if it is not yet.  The kernel line is XNC_KLINE (make's
-# KERNEL: 6.1, the default, or 6.12): its debug kernel, built from its
-# linux-source, the module built against that, its selftests.
+# built first if it is not yet.  The kernel is XNC_KLINE (make's KERNEL:
+# 6.1, the default, 6.12, or the real-time 6.1-rt or 6.12-rt; RT=1): its
+# debug kernel, built from its line's linux-source, the module built
+# against that, its selftests.
 #
 #   scripts/check-debug.sh [PATTERN]   as tests/run.sh; also T=PATTERN
 #   PART=N scripts/check-debug.sh      one part of the suite (1 to 4)
@@ -61,9 +62,9 @@ if [ -n "${PART:-}" ]; then
 	}
 	pattern=${parts[PART - 1]}
 fi
-# the kernel line, checked, and the same for everything below (the debug
+# the kernel, checked, and the same for everything below (the debug
 # kernel built, its headers, tests/run.sh)
-kline=$(env -u XNC_KERNEL scripts/kernel.sh line) || exit 2
+kline=$(env -u XNC_KERNEL scripts/kernel.sh name) || exit 2
 export XNC_KLINE=$kline
 
 kernel=$(scripts/debug-kernel.sh)

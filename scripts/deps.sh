@@ -4,8 +4,11 @@
 # Install what building, packaging (make deb) and testing need on Debian
 # bookworm, for both kernel lines (scripts/kernel.sh): the headers
 # metapackages of 6.1 (linux-headers-amd64) and 6.12
-# (linux-headers-6.12-amd64) and both linux-source packages.  Idempotent:
-# does nothing (and needs no network) when everything is already there.
+# (linux-headers-6.12-amd64) and both linux-source packages; for a
+# real-time kernel (6.1-rt, 6.12-rt) in XNC_KLINE (make's KERNEL) or in
+# XNC_DEPS_KERNELS (a list: make check-all), its headers metapackage too.
+# Idempotent: does nothing (and needs no network) when everything is
+# already there.
 
 set -euo pipefail
 
@@ -21,6 +24,15 @@ pkgs=(
 	libstrongswan-standard-plugins
 	trace-cmd linux-perf xz-utils
 )
+metas=(linux-headers-amd64 linux-headers-6.12-amd64)
+for k in ${XNC_KLINE:-} ${XNC_DEPS_KERNELS:-}; do
+	case $k in
+	*-rt)
+		meta=$(XNC_KLINE=$k "$(dirname "$0")/kernel.sh" headers) || exit 1
+		pkgs+=("$meta") metas+=("$meta")
+		;;
+	esac
+done
 
 missing=()
 for p in "${pkgs[@]}"; do
@@ -29,7 +41,7 @@ for p in "${pkgs[@]}"; do
 done
 # a metapackage may point at a newer ABI than the installed headers
 if [ ${#missing[@]} -eq 0 ]; then
-	for meta in linux-headers-amd64 linux-headers-6.12-amd64; do
+	for meta in "${metas[@]}"; do
 		want=$(apt-cache depends "$meta" 2>/dev/null |
 		       sed -n 's/^ *Depends: //p' | head -n1)
 		[ -n "$want" ] && ! dpkg-query -W -f='${Status}' "$want" 2>/dev/null |

@@ -1,63 +1,71 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Resolve the Debian kernel of a kernel line (6.1 or 6.12) that matches the
-# installed headers, and make sure its unsigned image is extracted (with
-# depmod run) in the cache.
+# Resolve the Debian kernel of a kernel (6.1, 6.12, or the real-time
+# flavor of either: 6.1-rt, 6.12-rt) that matches the installed headers,
+# and make sure its unsigned image is extracted (with depmod run) in the
+# cache.
 #
-#   scripts/kernel.sh version   print e.g. 6.1.0-57-amd64
+#   scripts/kernel.sh version   print e.g. 6.1.0-57-amd64, 6.1.0-57-rt-amd64
 #   scripts/kernel.sh kdir      print the headers build dir
 #   scripts/kernel.sh image     fetch+extract if needed, print the image root
-#   scripts/kernel.sh line      print the kernel line (6.1 or 6.12)
+#   scripts/kernel.sh name      print the kernel: 6.1, 6.12, 6.1-rt, 6.12-rt
+#   scripts/kernel.sh line      print its kernel line (6.1 or 6.12)
+#   scripts/kernel.sh flavor    print "rt" for a real-time kernel, else ""
 #   scripts/kernel.sh source    print the line's source tarball
 #                               (/usr/src/linux-source-<line>.tar.xz)
 #   scripts/kernel.sh srcpkg    print its package (linux-source-<line>)
+#   scripts/kernel.sh headers   print the kernel's headers metapackage
 #
-# The line comes from XNC_KLINE (6.1, the default, or 6.12; make's KERNEL).
-# The version always comes from a Debian metapackage, so a point release
-# moves everything (headers, image, guest) at once: linux-headers-amd64 for
-# 6.1 (bookworm's own kernel; it must resolve to a 6.1 ABI),
-# linux-headers-6.12-amd64 for 6.12 (bookworm's 6.12 LTS kernel).  The
-# guest boots linux-image-<version>-unsigned.
+# The kernel comes from XNC_KLINE (6.1, the default; make's KERNEL).  The
+# version always comes from a Debian metapackage, so a point release moves
+# everything (headers, image, guest) at once: linux-headers-amd64 for 6.1
+# (bookworm's own kernel; it must resolve to a 6.1 ABI),
+# linux-headers-6.12-amd64 for 6.12 (bookworm's 6.12 LTS kernel),
+# linux-headers-rt-amd64 and linux-headers-6.12-rt-amd64 for their
+# PREEMPT_RT flavors.  The guest boots linux-image-<version>-unsigned.
 # Cache: $XNC_CACHE (default /var/cache/xfrm_nocache), outside the repo,
 # keyed by version.
 #
 # XNC_KERNEL=DIR selects a kernel built by scripts/debug-kernel.sh instead
 # (DIR as that script prints it): version, kdir and image then print its
 # release, its build tree and DIR/root, laid out like an extracted image,
-# and nothing is fetched.  Its line is that of its release; an XNC_KLINE
-# that says otherwise is an error.
+# and nothing is fetched.  Its kernel is that of its release (a release
+# ending in -rt is a real-time one); an XNC_KLINE that says otherwise is an
+# error.
 
 set -euo pipefail
 
 XNC_CACHE=${XNC_CACHE:-/var/cache/xfrm_nocache}
-LINES="6.1 6.12"
+KERNELS="6.1 6.12 6.1-rt 6.12-rt"
 
 die() { echo "kernel.sh: $*" >&2; exit 1; }
 
-# the kernel line asked for, checked
-kline() {
-	local l=${XNC_KLINE:-} rel
+# the kernel asked for, checked: LINE or LINE-rt
+kname() {
+	local l=${XNC_KLINE:-} rel name
 	if [ -n "${XNC_KERNEL:-}" ]; then
 		[ -f "$XNC_KERNEL/.ready" ] ||
 			die "XNC_KERNEL=$XNC_KERNEL is not a built kernel (run make debug-kernel)"
 		rel=$(cat "$XNC_KERNEL/kernelrelease")
-		rel=$(echo "$rel" | sed -n 's/^\([0-9]*\.[0-9]*\)[.-].*/\1/p')
-		[ -z "$l" ] || [ "$l" = "$rel" ] ||
-			die "XNC_KLINE=$l, but XNC_KERNEL=$XNC_KERNEL is a $rel kernel"
-		echo "$rel"
+		name=$(echo "$rel" | sed -n 's/^\([0-9]*\.[0-9]*\)[.-].*/\1/p')
+		case $rel in *-rt) name=$name-rt ;; esac
+		[ -z "$l" ] || [ "$l" = "$name" ] ||
+			die "XNC_KLINE=$l, but XNC_KERNEL=$XNC_KERNEL is a $name kernel"
+		echo "$name"
 		return
 	fi
 	case ${l:=6.1} in
-	6.1|6.12) echo "$l" ;;
-	*) die "XNC_KLINE (make's KERNEL) is '$l': the kernel lines are ${LINES// / and }" ;;
+	6.1|6.12|6.1-rt|6.12-rt) echo "$l" ;;
+	*) die "XNC_KLINE (make's KERNEL) is '$l': the kernels are ${KERNELS// /, }" ;;
 	esac
 }
 
-# the headers metapackage that names the line's current ABI
+# the headers metapackage that names the kernel's current ABI
 metapkg() {
 	case $1 in
 	6.1) echo linux-headers-amd64 ;;
+	6.1-rt) echo linux-headers-rt-amd64 ;;
 	*) echo "linux-headers-$1-amd64" ;;
 	esac
 }
@@ -68,13 +76,20 @@ kver() {
 		cat "$XNC_KERNEL/kernelrelease"
 		return
 	fi
-	meta=$(metapkg "$line")
+	meta=$(metapkg "$name")
 	dep=$(apt-cache depends "$meta" 2>/dev/null |
 	      sed -n 's/^ *Depends: linux-headers-\(.*-amd64\)$/\1/p' | head -n1)
-	[ -n "$dep" ] || die "cannot resolve the $line kernel version from 'apt-cache depends $meta' (run scripts/deps.sh, or apt-get update)"
+	[ -n "$dep" ] || die "cannot resolve the $name kernel version from 'apt-cache depends $meta' (run scripts/deps.sh, or apt-get update)"
 	case $dep in
 	"$line".*) ;;
-	*) die "$meta depends on linux-headers-$dep, not a $line.x kernel: kernel line $line needs a metapackage of that line (is this Debian bookworm?)" ;;
+	*) die "$meta depends on linux-headers-$dep, not a $line.x kernel: kernel $name needs a metapackage of that line (is this Debian bookworm?)" ;;
+	esac
+	case $flavor:$dep in
+	rt:*-rt-amd64|:*) ;;
+	*) die "$meta depends on linux-headers-$dep, not a real-time (-rt-amd64) kernel" ;;
+	esac
+	case $flavor:$dep in
+	:*-rt-amd64) die "$meta depends on linux-headers-$dep, a real-time kernel: use KERNEL=$line-rt" ;;
 	esac
 	echo "$dep"
 }
@@ -113,7 +128,10 @@ image() {
 	echo "$dir/root"
 }
 
-line=$(kline) || exit 1
+name=$(kname) || exit 1
+line=${name%-rt}
+flavor=
+[ "$name" = "$line" ] || flavor=rt
 case "${1:-}" in
 version) kver ;;
 kdir)
@@ -126,8 +144,11 @@ kdir)
 	echo "$d"
 	;;
 image) image ;;
+name) echo "$name" ;;
 line) echo "$line" ;;
+flavor) echo "$flavor" ;;
+headers) metapkg "$name" ;;
 source) echo "/usr/src/linux-source-$line.tar.xz" ;;
 srcpkg) echo "linux-source-$line" ;;
-*) die "usage: $0 version|kdir|image|line|source|srcpkg" ;;
+*) die "usage: $0 version|kdir|image|name|line|flavor|source|srcpkg|headers" ;;
 esac

@@ -10,9 +10,9 @@
 #   scripts/selftests-table.sh            (or: make selftests-table)
 #   XNC_KLINE=6.12 scripts/selftests-table.sh   (make selftests-table KERNEL=6.12)
 #
-# The kernel line is XNC_KLINE (make's KERNEL: 6.1, the default, or 6.12):
-# Debian's kernel of that line boots, the selftests come from its
-# linux-source, and the module is built for it (scripts/build.sh, into
+# The kernel is XNC_KLINE (make's KERNEL: 6.1, the default, 6.12, 6.1-rt or
+# 6.12-rt; another kernel writes docs/selftests-<kernel>.md): Debian's
+# kernel boots, the selftests come from its line's linux-source, and the module is built for it (scripts/build.sh, into
 # XNC_OUT; XNC_KO for another build).
 # Environment: XNC_SELFTESTS (suites to run, default all; a subset writes
 # the table into $XNC_OUT instead of docs/), XNC_OUT (results and raw suite
@@ -80,7 +80,7 @@ host() {
 	local dir out vrc doc kver suites rel srcver line suite s m bad=0 when
 	local kline srcpkg kdir name rtnl regen start mins
 	start=$(date +%s)
-	kline=$("$top/scripts/kernel.sh" line) || exit 1
+	kline=$("$top/scripts/kernel.sh" name) || exit 1
 	export XNC_KLINE=$kline
 	srcpkg=$("$top/scripts/kernel.sh" srcpkg)
 	dir=$("$st") || exit 1

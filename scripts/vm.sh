@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot Debian's own kernel (the one matching the installed headers) of a
-# kernel line (XNC_KLINE: 6.1, the default, or 6.12; scripts/kernel.sh)
+# kernel (XNC_KLINE: 6.1, the default, 6.12, 6.1-rt or 6.12-rt; scripts/kernel.sh)
 # under qemu (KVM when it can run a guest, TCG otherwise) and run one
 # command inside it.
 #
@@ -25,7 +25,7 @@
 #                 runs every vCPU in turn; auto (default): multi with qemu
 #                 10 or later, single with an older qemu (see below)
 #   --append STR  extra kernel command line
-#   --kline L     the kernel line, 6.1 or 6.12 (the same as XNC_KLINE=L)
+#   --kline K     the kernel: 6.1, 6.12, 6.1-rt or 6.12-rt (the same as XNC_KLINE=K)
 #   --kernel DIR  boot the kernel scripts/debug-kernel.sh built in DIR (the
 #                 same as XNC_KERNEL=DIR): its image, its modules, and the
 #                 parameters in DIR/cmdline; by default, Debian's kernel
@@ -105,8 +105,8 @@ if [ -n "$probe" ]; then
 fi
 
 
-# the kernel line, checked before waiting for the lock
-kline=$("$here/kernel.sh" line)
+# the kernel (6.1, 6.12, 6.1-rt or 6.12-rt), checked before waiting for the lock
+kline=$("$here/kernel.sh" name)
 
 # One qemu at a time on this 2-core machine: wait for any other run.
 exec 9>/tmp/xnc-qemu.lock

@@ -7,7 +7,8 @@
 #
 #   tests/run.sh [PATTERN]     only tests whose name matches PATTERN (grep -E)
 #
-# Kernel lines (scripts/kernel.sh): XNC_KLINES lists the lines to boot, each
+# Kernels (scripts/kernel.sh: a line, 6.1 or 6.12, or its real-time flavor,
+# 6.1-rt or 6.12-rt): XNC_KLINES lists the kernels to boot, each
 # LINE or LINE=GUESTPATTERN (that line runs only the guest tests matching
 # GUESTPATTERN as well as PATTERN), e.g. "6.1 6.12=^(0|1|2|3|4|5)" (make
 # check); by default the one line XNC_KLINE (6.1 unless set).  Each line's
@@ -42,10 +43,10 @@ for s in "${specs[@]}"; do
 	l=${s%%=*}
 	gp=.
 	[ "$s" = "$l" ] || gp=${s#*=}
-	# (with XNC_KERNEL, the debug kernel's own line)
-	l=$(XNC_KLINE=$l scripts/kernel.sh line) || exit 2
+	# (with XNC_KERNEL, the debug kernel's own)
+	l=$(XNC_KLINE=$l scripts/kernel.sh name) || exit 2
 	for seen in "${lines[@]}"; do
-		[ "$seen" != "$l" ] || die "kernel line $l given twice in XNC_KLINES='$XNC_KLINES'"
+		[ "$seen" != "$l" ] || die "kernel $l given twice in XNC_KLINES='$XNC_KLINES'"
 	done
 	lines+=("$l") gpats+=("$gp")
 done
@@ -118,7 +119,7 @@ prepare_package() {
 	rm -rf "$lout/deb" "$lout/package.env"
 	scripts/deb.sh "$lout/deb" || return 1
 	deb=$(ls "$lout/deb"/xfrm-nocache-dkms_*_all.deb) || return 1
-	case $l in 6.1) other=6.12 ;; *) other=6.1 ;; esac
+	case ${l%-rt} in 6.1) other=6.12 ;; *) other=6.1 ;; esac
 	case $other in 6.1) meta=linux-headers-amd64 ;; *) meta=linux-headers-6.12-amd64 ;; esac
 	k2=$(XNC_KLINE=$other scripts/kernel.sh version) || return 1
 	hdr=linux-headers-$k2
