@@ -2,23 +2,33 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build a debug kernel for the test VM from Debian's linux-source-<line> of
-# the kernel line (XNC_KLINE, make's KERNEL: 6.1, the default, or 6.12;
+# the kernel (XNC_KLINE, make's KERNEL: 6.1, the default, or 6.12;
 # scripts/kernel.sh source and srcpkg), the same upstream release as the
 # headers the module is built against: KASAN, lockdep, PROVE_RCU, kmemleak,
 # SLUB debugging, refcount trackers, with just enough else for scripts/vm.sh
 # and the tests.  "make check-debug" runs the test suite on it.
 #
+# A real-time kernel (6.1-rt, 6.12-rt; make's RT=1) gets the same checkers
+# on PREEMPT_RT, where spinlocks sleep and softirqs run in threads: what is
+# wrong only there (sleeping in atomic context, lock order through the
+# per-CPU BH lock) shows.  Only on 6.12: PREEMPT_RT is upstream there.
+# Debian's 6.1-rt is 6.1 plus the out-of-tree PREEMPT_RT patch set, which
+# linux-source-6.1 does not carry (it is in the Debian source package,
+# debian/patches-rt, which Debian's binary archive does not have): refused.
+#
 #   scripts/debug-kernel.sh          build if needed, print the kernel dir
 #   scripts/debug-kernel.sh dir      print the kernel dir if it is built
 #   scripts/debug-kernel.sh config   only write and check linux/.config
 #
-# The kernel dir ($XNC_CACHE/debug-<linux-source version>, default
+# The kernel dir ($XNC_CACHE/debug-<linux-source version>, debug-rt-... for
+# a real-time one, default
 # XNC_CACHE /var/cache/xfrm_nocache, outside the repo) is what XNC_KERNEL
 # (or vm.sh --kernel) takes:
 #   linux/                  the source tree, built in place: the KDIR
 #                           modules build against (make -C linux M=...)
 #   root/boot/vmlinuz-<v>   the image; root/lib/modules/<v>: its modules
-#   kernelrelease           <v>, e.g. 6.1.192-xnc-debug, 6.12.118-xnc-debug
+#   kernelrelease           <v>, e.g. 6.1.192-xnc-debug, 6.12.118-xnc-debug,
+#                           6.12.118-xnc-debug-rt
 #   cmdline                 kernel parameters vm.sh adds for this kernel
 #   config.frag             the options asked for; build.log, build-time
 #
@@ -31,31 +41,36 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 XNC_CACHE=${XNC_CACHE:-/var/cache/xfrm_nocache}
-LOCALVERSION=-xnc-debug
 
 die() { echo "debug-kernel.sh: $*" >&2; exit 1; }
 msg() { echo "debug-kernel.sh: $*" >&2; }
 
-# the kernel line (XNC_KLINE, make's KERNEL: 6.1, the default, or 6.12) and
-# its source package; a debug kernel already selected (XNC_KERNEL) is not
-# what is being built
+# the kernel line (XNC_KLINE, make's KERNEL: 6.1, the default, or 6.12),
+# its flavor (rt or none) and its source package; a debug kernel already
+# selected (XNC_KERNEL) is not what is being built
 kline=$(env -u XNC_KERNEL "$here/kernel.sh" line) || exit 1
+flavor=$(env -u XNC_KERNEL "$here/kernel.sh" flavor)
 srcpkg=$(env -u XNC_KERNEL "$here/kernel.sh" srcpkg)
 TARBALL=${XNC_KSRC_TARBALL:-$(env -u XNC_KERNEL "$here/kernel.sh" source)}
 srcver=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null || true)
 [ -n "$srcver" ] || die "$srcpkg is not installed (run scripts/deps.sh)"
-dir=$XNC_CACHE/debug-$srcver
+[ "$flavor:$kline" != rt:6.1 ] ||
+	die "no real-time debug kernel on 6.1: PREEMPT_RT is not upstream in 6.1, and Debian's patch set for it (debian/patches-rt of the linux source package) is not in linux-source-6.1; the 6.12-rt one is (KERNEL=6.12-rt)"
+LOCALVERSION=-xnc-debug${flavor:+-$flavor}
+dir=$XNC_CACHE/debug-${flavor:+$flavor-}$srcver
 src=$dir/linux
 
 # The options, applied with scripts/config on top of x86_64 defconfig, then
 # "make olddefconfig"; every line is checked in the result afterwards.
 # NAME=y|m|n|number|"string"; =m is also satisfied by =y.  A line
 # "L:TEXT" is TEXT on kernel line L only (6.1: or 6.12:), for what differs
-# between the lines; every other line is for both.
+# between the lines; "rt:TEXT" on a real-time kernel only, "nort:TEXT" on
+# any other; every other line is for all.
 frag() {
-	frag_lines | awk -v l="$kline:" '
+	frag_lines | awk -v l="$kline:" -v f="${flavor:-nort}:" '
 		index($0, l) == 1 { print substr($0, length(l) + 1); next }
-		!/^[0-9][0-9.]*:/'
+		index($0, f) == 1 { print substr($0, length(f) + 1); next }
+		!/^([0-9][0-9.]*|rt|nort):/'
 }
 frag_lines() {
 	cat <<'EOF'
@@ -111,7 +126,8 @@ CONFIG_HZ_250=y
 CONFIG_DEBUG_INFO_NONE=y
 CONFIG_MODULE_SIG=n
 CONFIG_MODVERSIONS=n
-CONFIG_LOCALVERSION="-xnc-debug"
+nort:CONFIG_LOCALVERSION="-xnc-debug"
+rt:CONFIG_LOCALVERSION="-xnc-debug-rt"
 CONFIG_LOCALVERSION_AUTO=n
 CONFIG_IKCONFIG=y
 CONFIG_IKCONFIG_PROC=y
@@ -276,9 +292,12 @@ CONFIG_PROVE_RCU=y
 CONFIG_LOCKDEP_BITS=17
 CONFIG_LOCKDEP_CHAINS_BITS=18
 CONFIG_LOCKDEP_STACK_TRACE_BITS=20
-# full preemption finds more than Debian's voluntary one
-CONFIG_PREEMPT=y
-CONFIG_PREEMPT_DYNAMIC=y
+# full preemption finds more than Debian's voluntary one; on a real-time
+# kernel, PREEMPT_RT as Debian's -rt flavor has it
+nort:CONFIG_PREEMPT=y
+nort:CONFIG_PREEMPT_DYNAMIC=y
+rt:CONFIG_EXPERT=y
+rt:CONFIG_PREEMPT_RT=y
 CONFIG_DEBUG_PREEMPT=y
 CONFIG_DEBUG_ATOMIC_SLEEP=y
 CONFIG_DEBUG_OBJECTS=y
