@@ -8,8 +8,10 @@
 #      reference module, which W=1 and sparse also build, and the test-only
 #      tests/tools/klp-other)
 #   4. the module never toggles bottom halves (disassembly check)
-# 1, 2 and 4 against the headers of every supported kernel line (6.1 and
-# 6.12), or only KDIR when it is set.
+# 1, 2 and 4 against the headers of every supported kernel (6.1, 6.12 and
+# their real-time flavors 6.1-rt and 6.12-rt), of those in XNC_LINT_KERNELS
+# (tests/host/lint.sh: the kernels of the test run), or only KDIR when it
+# is set.
 
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -17,8 +19,12 @@ cd "$top"
 if [ -n "${KDIR:-}" ]; then
 	kdirs=$KDIR
 else
-	kdirs="$(XNC_KLINE=6.1 scripts/kernel.sh kdir) $(XNC_KLINE=6.12 scripts/kernel.sh kdir)" ||
-		{ echo "lint: no headers for both kernel lines (scripts/deps.sh)"; exit 1; }
+	kdirs=
+	for k in ${XNC_LINT_KERNELS:-6.1 6.12 6.1-rt 6.12-rt}; do
+		d=$(XNC_KLINE=$k scripts/kernel.sh kdir) ||
+			{ echo "lint: no headers for $k (XNC_DEPS_KERNELS='$k' scripts/deps.sh)"; exit 1; }
+		kdirs="$kdirs $d"
+	done
 fi
 rc=0
 bad() { echo "lint: $*"; rc=1; }
