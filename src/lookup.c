@@ -17,8 +17,14 @@
  * negotiated.
  *
  * Context: callable from process and softirq context, like the original.
- * Nothing here sleeps; the policy lookups take their own RCU read-side
- * sections; we never toggle bottom halves.
+ * This file takes no lock, never sleeps and never toggles bottom halves;
+ * the policy lookups take their own RCU read-side sections, and what we
+ * allocate is GFP_ATOMIC.  The kernel's primitives called from here (the
+ * SA search, the hold queue) take the locks stock takes: on PREEMPT_RT
+ * those are sleeping locks and the whole path is preemptible, also inside
+ * RCU read side (preemptible RCU), as stock's is.  The counters are
+ * this_cpu_*() operations, correct wherever the task is preempted or
+ * migrated between two of them.
  */
 
 #include <linux/kernel.h>
