@@ -127,7 +127,13 @@ bench: $(MOD)
 bench-notifier:
 	scripts/bench-notifier.sh
 
-.PHONY: bench bench-notifier
+# The module's lookup latency histogram under traffic, alone and with the
+# control plane churning, per kernel (KERNEL=, the -rt ones too): rows of
+# docs/latency.tsv, all of them in docs/latency.md (~10 min a kernel).
+bench-latency:
+	scripts/bench-latency.sh
+
+.PHONY: bench bench-notifier bench-latency
 
 # A kernel with KASAN, lockdep, PROVE_RCU, kmemleak and SLUB debugging,
 # built once per machine and kernel line from linux-source-<line> (6.1, or
@@ -172,6 +178,7 @@ help:
 	@echo "make bench    forwarded pps vs tunnels, stock/module/pcpu-ref -> docs/bench.md"
 	@echo "              (KERNEL=6.12: docs/bench-6.12.md)"
 	@echo "make bench-notifier  cost of a link down, module vs stock -> docs/notifier.md"
+	@echo "make bench-latency   lookup latency under traffic and churn -> docs/latency.md"
 	@echo "make debug-kernel  build a KASAN/lockdep/kmemleak kernel for the VM (once, ~15 min)"
 	@echo "make check-debug   the guest tests on it, in 4 parts (PART=n or T=pattern for one)"
 	@echo "              (both: KERNEL=6.12 for 6.12's, KERNEL=6.12-rt for PREEMPT_RT)"
