@@ -8,14 +8,28 @@
 #
 #   scripts/bench-report.sh RAW DOCS_DIR [RUN_SECONDS]
 #   XNC_KLINE=6.12 scripts/bench-report.sh RAW DOCS_DIR [RUN_SECONDS]
+#   scripts/bench-report.sh --profile-only PROFILE_DIR OUT_DIR
 #
 # RAW lines (tests/bench/guest.sh):
 #   cipher n variant round pps sent received elapsed_us lookups hits misses
+#
+# The profile (where a packet's instructions go, by phase) comes from the
+# run's profile directory next to RAW (tests/bench/guest.sh), parsed by
+# scripts/bench-profile.py into DOCS_DIR/bench-profile.tsv (bench-6.12-
+# profile.tsv on 6.12, and so on) and charted in bench-profile.png; a
+# report made from DOCS_DIR's own copy of RAW uses the TSV it finds there.
+# --profile-only writes the profile's section alone, as
+# OUT_DIR/bench-profile.md with its .tsv and .png (what make bench does
+# with XNC_BENCH_PROFILE=only).
 
 set -euo pipefail
 
+profile_only=
+if [ "${1:-}" = --profile-only ]; then
+	profile_only=1
+	shift
+fi
 raw=$1 docs=$2 secs=${3:-}
-rej=$(cat "${raw%.raw}.rejected" 2>/dev/null | grep -vc ' warmup ' || true)
 top=$(cd "$(dirname "$0")/.." && pwd)
 kline=$("$top/scripts/kernel.sh" name)
 # the report's files: bench.* on 6.1 (the names they always had), e.g.
@@ -26,6 +40,115 @@ if [ "$kline" != 6.1 ]; then
 	stock="no module: stock $kline, Debian's" ratio_stock="stock $kline"
 fi
 mkdir -p "$docs"
+
+# profile_section SRC: the profile's section of the report, on stdout, from
+# SRC: the guest's profile directory, or a TSV bench-profile.py wrote.
+# Writes $docs/$base-profile.tsv and .png, or removes them when there is
+# no profile to show (they would be another run's).
+profile_section() {
+	local src=$1 ptsv=$docs/$base-profile.tsv png=$docs/$base-profile.png
+	local md=$docs/$base-profile.md.tmp dat=$docs/$base-profile.dat.tmp rc=0 ncol
+	echo "## Where a packet's instructions go"
+	echo
+	if [ -f "$src" ]; then
+		[ "$src" -ef "$ptsv" ] || cp "$src" "$ptsv"
+		python3 "$top/scripts/bench-profile.py" --from-tsv "$ptsv" --md "$md" \
+			--plot "$dat" || rc=$?
+	else
+		python3 "$top/scripts/bench-profile.py" "$src" --tsv "$ptsv" --md "$md" \
+			--plot "$dat" || rc=$?
+	fi
+	if [ $rc != 0 ]; then
+		rm -f "$ptsv" "$png" "$dat"
+		if [ -s "$md" ]; then
+			cat "$md"
+		else
+			echo "Profile: not measured (bench-profile.py failed)."
+		fi
+		rm -f "$md"
+		return 0
+	fi
+	cat "$md"
+	rm -f "$md"
+	echo
+	if command -v gnuplot >/dev/null; then
+		# columns: cell, then the phases in the report's order, the
+		# lookup's own first; the last three are ESP output, the rest of
+		# forwarding and other.  The right panel is the same stack up to
+		# the top of the tallest lookup part: a zoom on the lookup.  A
+		# phase keeps its colour whether the policy lookup is split (one
+		# column more) or not.
+		ncol=$(awk -F'\t' 'NR == 1 { print NF; exit }' "$dat")
+		lt0=$((10 - ncol))
+		nrow=$(($(wc -l <"$dat") - 1))
+		zoom=$(awk -F'\t' -v last=$((ncol - 3)) 'NR > 1 {
+				t = 0; for (i = 2; i <= last; i++) t += $i
+				if (t > m) m = t }
+			END { print int(m * 1.25) + 1 }' "$dat")
+		gnuplot <<GNUPLOT
+set terminal pngcairo size 1300,600 font ",10" noenhanced
+set output "$png"
+set multiplot title "Guest instructions per forwarded packet, by phase$on (ESP null; perf cpu-clock samples under -icount shift=1)"
+set datafile separator "\t"
+set style data histograms
+set style histogram rowstacked
+set style fill solid 0.85 border -1
+set boxwidth 0.6
+set xrange [-0.6:$nrow - 0.4]
+set grid ytics
+set key autotitle columnhead
+set linetype 1 lc rgb "#542788"
+set linetype 2 lc rgb "#998ec3"
+set linetype 3 lc rgb "#1b9e77"
+set linetype 4 lc rgb "#66a61e"
+set linetype 5 lc rgb "#e6ab02"
+set linetype 6 lc rgb "#d95f02"
+set linetype 7 lc rgb "#1f78b4"
+set linetype 8 lc rgb "#a6cee3"
+set linetype 9 lc rgb "#bdbdbd"
+set xlabel "tunnels (N), variant"
+set origin 0, 0
+set size 0.36, 0.95
+set title "every phase"
+set ylabel "guest instructions per forwarded packet"
+set yrange [0:*]
+unset key
+plot for [i=2:$ncol] "$dat" using i:xtic(1) lt (i - 1 + $lt0)
+set origin 0.36, 0
+set size 0.64, 0.95
+set title "zoom on the lookup's phases"
+unset ylabel
+set yrange [0:$zoom]
+set key outside right top vertical Left reverse invert
+plot for [i=2:$ncol] "$dat" using i:xtic(1) lt (i - 1 + $lt0) title columnheader(i)
+unset multiplot
+GNUPLOT
+		echo "![instructions per packet, by phase]($base-profile.png)"
+		echo
+	else
+		rm -f "$png"
+		echo "bench-report.sh: no gnuplot, no profile chart" >&2
+	fi
+	rm -f "$dat"
+	echo "Profile data: \`docs/$base-profile.tsv\` (n variant phase samples"
+	echo "instr_per_pkt pm share_pct, then one line per column). How samples are"
+	echo "attributed: \`scripts/bench-profile.py\` and [testing.md](testing.md#benchmark)."
+}
+
+if [ -n "$profile_only" ]; then
+	{
+		echo "# Benchmark$on, profile only: where a forwarded packet's instructions go"
+		echo
+		echo "Debian's \`$("$top/scripts/kernel.sh" version)\` under \`-icount shift=1\`, one vCPU;"
+		echo "\`XNC_BENCH_PROFILE=only make bench\` on $(date -u +%Y-%m-%d)."
+		echo
+		profile_section "$raw"
+	} >"$docs/$base-profile.md"
+	cat "$docs/$base-profile.md"
+	exit 0
+fi
+
+rej=$(cat "${raw%.raw}.rejected" 2>/dev/null | grep -vc ' warmup ' || true)
 tab=$docs/$base.tsv.tmp
 trap 'rm -f "$tab" "$docs/$base".*.dat' EXIT
 
@@ -321,6 +444,14 @@ kver=$("$top/scripts/kernel.sh" version)
 	else
 		echo "\`XNC_KLINE=$kline scripts/bench-report.sh RAW docs\`."
 	fi
+	echo
+	# the run's profile, or the one DOCS already has for its own RAW
+	prof=$(dirname "$raw")/profile
+	if [ ! -d "$prof" ] && [ "$(dirname "$raw")" -ef "$docs" ] &&
+		[ -f "$docs/$base-profile.tsv" ]; then
+		prof=$docs/$base-profile.tsv
+	fi
+	profile_section "$prof"
 } >"$docs/$base.md"
 # (not onto itself: the report regenerated from DOCS_DIR's own copy)
 [ "$raw" -ef "$docs/$base.raw" ] || cp "$raw" "$docs/$base.raw"
