@@ -6,7 +6,9 @@
 # (reference build), in one boot of Debian's kernel with one vCPU and
 # -icount shift=1.  Writes docs/bench.md, docs/bench.png and docs/bench.raw
 # (scripts/bench-report.sh); on another kernel, e.g. docs/bench-6.12.md,
-# .png and .raw.
+# .png and .raw.  Then a profile of where a forwarded packet's instructions go, by phase
+# (perf in the guest; scripts/bench-profile.py): a section of bench.md,
+# docs/bench-profile.tsv and docs/bench-profile.png (e.g. bench-6.12-profile.*).
 #
 # The kernel is XNC_KLINE (make's KERNEL: 6.1, the default, 6.12, 6.1-rt or
 # 6.12-rt): its Debian kernel boots, and both modules are built against its headers.
@@ -19,6 +21,15 @@
 #   XNC_BENCH_EXTRA_N="1 32 1024"         N where latency=1 and the enabled
 #                                         tracepoint are measured too
 #   XNC_BENCH_DOCS=docs                   where the report goes
+#   XNC_BENCH_PROFILE=1                   the profile after the throughput; 0:
+#                                         none; only: the profile alone, its
+#                                         report (bench-profile.md, .tsv, .png)
+#                                         into the run's directory, or into
+#                                         XNC_BENCH_DOCS if set; docs/bench.md
+#                                         stays as it is
+#   XNC_BENCH_PROFILE_N="1 1024"          tunnel counts profiled (ESP null)
+#   XNC_BENCH_PROFILE_ROUNDS=2            interleaved rounds, stock and module
+#   XNC_BENCH_PROFILE_PERIOD=500000       ns of guest time per perf sample
 
 set -euo pipefail
 
@@ -29,6 +40,8 @@ export XNC_KLINE=$kline
 kdir=${KDIR:-$(scripts/kernel.sh kdir)}
 out=${XNC_OUT:-$top/tests/out/bench-$(date +%Y%m%d-%H%M%S)}
 docs=${XNC_BENCH_DOCS:-$top/docs}
+profile=${XNC_BENCH_PROFILE:-1}
+[ "$profile" != only ] || docs=${XNC_BENCH_DOCS:-$out}
 mkdir -p "$out" "$docs"
 start=$(date +%s)
 
@@ -52,4 +65,9 @@ XNC_KO=$out/xfrm_nocache.ko XNC_REF_KO=$ref/xnc_pcpu_ref.ko XNC_QUIET=${XNC_QUIE
 tail -n 3 "$out/bench.log" || true
 [ $rc -eq 0 ] || { echo "bench.sh: the VM run failed ($rc); see $out/bench.log and $out/console.log" >&2; exit 1; }
 
-scripts/bench-report.sh "$out/bench.raw" "$docs" $(( $(date +%s) - start ))
+if [ "$profile" = only ]; then
+	echo "bench: profile only; its report in $docs/bench*-profile.md"
+	scripts/bench-report.sh --profile-only "$out/profile" "$docs"
+else
+	scripts/bench-report.sh "$out/bench.raw" "$docs" $(( $(date +%s) - start ))
+fi

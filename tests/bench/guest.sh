@@ -26,6 +26,28 @@
 # Writes $XNC_OUT/bench.raw, one line per sample:
 #   cipher n variant round pps sent received elapsed_us lookups hits misses
 #   backlog_drops
+#
+# Then the profile (XNC_BENCH_PROFILE: 1, the default: after the throughput
+# blocks; only: alone, no throughput; 0: none): for N in
+# XNC_BENCH_PROFILE_N (1 1024), ESP null, stock and module interleaved over
+# XNC_BENCH_PROFILE_ROUNDS (2) rounds, one pktgen sample each under
+# `perf record -a -g -e cpu-clock -c XNC_BENCH_PROFILE_PERIOD` (500000 ns
+# of guest time: under -icount shift=1, a sample every 250,000 guest
+# instructions, about 4,000 in a 2 s sample), enabled only while pktgen
+# runs.  Into $XNC_OUT/profile/ (scripts/bench-profile.py reads it):
+#   N-VARIANT-ROUND.txt.gz   perf script of the sample, with callchains
+#   N-VARIANT-ROUND.sample   received= sent= elapsed_us= pps= pps_noperf=
+#                            (the same count just before, without perf)
+#                            backlog_drops=
+#   N-VARIANT.sites.gz       perf script of a kprobe on
+#                            xfrm_policy_lookup_bytype recording its type
+#                            argument with its callchain (round 1 only):
+#                            which call site searches which policy type
+#   info, status             period and versions; "ok" or why not measured
+# perf is the host's (Debian 12's linux-perf, 6.1), seen over 9p; perf
+# script runs in the guest while the variant is still loaded, so module
+# symbols resolve through /proc/kallsyms.  A profile that cannot be taken
+# (no perf, perf failing) is logged and left out; the throughput stands.
 
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -36,6 +58,11 @@ EXTRA_N=${XNC_BENCH_EXTRA_N:-1 32 1024}
 CIPHERS=${XNC_BENCH_CIPHERS:-null gcm}
 ROUNDS=${XNC_BENCH_ROUNDS:-7}
 SECS=${XNC_BENCH_SECS:-2}		# guest seconds per sample
+PROFILE=${XNC_BENCH_PROFILE:-1}
+PROFILE_N=${XNC_BENCH_PROFILE_N:-1 1024}
+PROFILE_ROUNDS=${XNC_BENCH_PROFILE_ROUNDS:-2}
+PROFILE_PERIOD=${XNC_BENCH_PROFILE_PERIOD:-500000}	# ns of guest time
+PROF=$XNC_OUT/profile
 RAW=$XNC_OUT/bench.raw
 REJ=$XNC_OUT/bench.rejected
 GCM_KEY=0x0102030405060708090a0b0c0d0e0f1011121314
@@ -168,7 +195,10 @@ sample() {
 	pg s0 "count $5"
 	d0=$(backlog_drops); r0=$(rx); l0=$(lookups)
 	h0=$(param xnc_pcpu_ref ref_hits); m0=$(param xnc_pcpu_ref ref_misses)
+	# under the profile: perf records while pktgen runs, and only then
+	[ -z "${perf_on:-}" ] || prof_ctl enable
 	pg pgctrl start
+	[ -z "${perf_on:-}" ] || prof_ctl disable
 	r1=$(rx); l1=$(lookups); d1=$(backlog_drops)
 	h1=$(param xnc_pcpu_ref ref_hits); m1=$(param xnc_pcpu_ref ref_misses)
 	res=$(ip netns exec bsrc cat /proc/net/pktgen/s0)
@@ -231,30 +261,176 @@ block() {
 	done
 }
 
+# --- the profile ---------------------------------------------------------
+
+prof_status() { echo "$*" >"$PROF/status"; log "profile: $*"; }
+
+# prof_start DATA EVENT-ARGS...: perf record, system-wide with callchains,
+# in the background with its events disabled until prof_ctl enable
+prof_start() {
+	local data=$1; shift
+	rm -f /tmp/prof.ctl /tmp/prof.ack "$data"
+	mkfifo /tmp/prof.ctl /tmp/prof.ack || return 1
+	exec 7<>/tmp/prof.ctl 8<>/tmp/prof.ack
+	# -N -B: no build-id cache, no build-id pass at the end (perf script
+	# runs right after, against this kernel's own /proc/kallsyms)
+	perf record -a -g "$@" -N -B -D -1 --control fifo:/tmp/prof.ctl,/tmp/prof.ack \
+		-o "$data" >/tmp/prof.rec 2>&1 &
+	prof_pid=$!
+}
+
+# prof_ctl enable|disable: and wait for perf's answer
+prof_ctl() {
+	local ack=
+	echo "$1" >&7
+	read -r -t 60 -u 8 ack
+	[ "$ack" = ack ] || { log "profile: perf did not answer '$1'" >&2; return 1; }
+}
+
+# prof_stop: end perf record (SIGINT: it writes its file and exits 130)
+prof_stop() {
+	kill -INT "$prof_pid" 2>/dev/null
+	wait "$prof_pid"
+	local rc=$?
+	exec 7>&- 8>&-
+	rm -f /tmp/prof.ctl /tmp/prof.ack
+	prof_pid=
+	[ $rc = 0 ] || [ $rc = 130 ] || { log "profile: perf record exited $rc: $(tail -n1 /tmp/prof.rec)" >&2; return 1; }
+}
+
+# profile_check: perf records, answers its control fifo and resolves
+# kernel symbols, or the status says why not
+profile_check() {
+	command -v perf >/dev/null || { prof_status "no perf in the guest"; return 1; }
+	# root sees kernel addresses; never throttle the sampling interrupt
+	sysctl -qw kernel.kptr_restrict=0 kernel.perf_event_paranoid=-1 \
+		kernel.perf_cpu_time_max_percent=0 2>/dev/null
+	prof_start /tmp/prof.data -e cpu-clock -c "$PROFILE_PERIOD" &&
+		prof_ctl enable && sleep 0.2 && prof_ctl disable && prof_stop ||
+		{ prof_status "perf record failed: $(tail -n1 /tmp/prof.rec)"; return 1; }
+	perf script -i /tmp/prof.data -F ip,sym,dso 2>/dev/null |
+		grep -v '\[unknown\] (\[kernel' | grep -q '(\[kernel.kallsyms\])$' ||
+		{ prof_status "perf resolves no kernel symbol"; return 1; }
+	{
+		echo "period_ns=$PROFILE_PERIOD"
+		echo "rounds=$PROFILE_ROUNDS"
+		echo "kernel=$(uname -r)"
+		echo "perf=$(perf --version | tr ' ' _)"
+	} >"$PROF/info"
+}
+
+# profile_sites N VARIANT: a kprobe on xfrm_policy_lookup_bytype records
+# its type argument (%si: 1 SUB, 0 MAIN) with the callchain, for a few
+# hundred packets: which call site searches which type
+profile_sites() {
+	local ev=/sys/kernel/tracing/kprobe_events out=$PROF/$1-$2.sites.gz
+	echo '-:xncprof/bytype' 2>/dev/null >>$ev
+	echo 'p:xncprof/bytype xfrm_policy_lookup_bytype type=%si:u8' 2>/dev/null >>$ev ||
+		{ log "profile: no kprobe on xfrm_policy_lookup_bytype: the policy lookup stays one phase"; return 0; }
+	if prof_start /tmp/sites.data -e xncprof:bytype; then
+		perf_on=1 sample null "$1" "$2" 0 300 >/dev/null || exit 1
+		prof_stop && perf script -i /tmp/sites.data -F comm,tid,event,trace,ip,sym,symoff,dso \
+			2>/dev/null | gzip -1 >"$out"
+	fi
+	echo '-:xncprof/bytype' >>$ev
+	rm -f /tmp/sites.data
+}
+
+# profile_one N VARIANT ROUND COUNT: the sample without perf, then under it;
+# a sample whose backlog overflowed is taken again (up to 3 times, then
+# kept: the report counts its drops)
+profile_one() {
+	local n=$1 v=$2 r=$3 count=$4 base=$PROF/$1-$2-$3 res0 res a
+	local pps sent received us drops
+	res0=$(sample null "$n" "$v" "$r" "$count") || exit 1
+	for a in 1 2 3; do
+		prof_start /tmp/prof.data -e cpu-clock -c "$PROFILE_PERIOD" || return 1
+		res=$(perf_on=1 sample null "$n" "$v" "$r" "$count") || exit 1
+		prof_stop || return 1
+		if [ "${res#* }" = 0 ] || [ $a = 3 ]; then
+			break
+		fi
+		log "profile N=$n $v: sample discarded, ${res#* } backlog drops"
+	done
+	read -r _ _ _ _ pps sent received us _ _ _ drops </tmp/bench.sample
+	echo "received=$received sent=$sent elapsed_us=$us pps=$pps pps_noperf=${res0% *} backlog_drops=$drops" \
+		>"$base.sample"
+	perf script -i /tmp/prof.data -F comm,tid,cpu,period,event,ip,sym,symoff,dso \
+		2>/tmp/prof.script | gzip -1 >"$base.txt.gz"
+	[ "${PIPESTATUS[0]}" = 0 ] ||
+		{ log "profile: perf script failed: $(tail -n1 /tmp/prof.script)"; rm -f "$base".*; return 1; }
+	rm -f /tmp/prof.data
+	log "profile N=$n round $r $v: $pps pps under perf, ${res0% *} without"
+}
+
+# profile: N in PROFILE_N, ESP null, stock and module interleaved (run in
+# a subshell: a failure here ends the profile, not the benchmark)
+profile() {
+	local n r i v pps count pvs=(stock module) ok=0 tried=0
+	prof_pid=
+	trap '[ -z "$prof_pid" ] || kill -INT "$prof_pid" 2>/dev/null' EXIT
+	profile_check || return 0
+	for n in $PROFILE_N; do
+		tunnels null "$n"
+		dst_range "$n"
+		pps=$(sample null "$n" warmup 0 2000) || exit 1
+		count=$((${pps% *} * SECS))
+		[ $count -ge 2000 ] || count=2000
+		for r in $(seq 1 "$PROFILE_ROUNDS"); do
+			for i in 0 1; do
+				v=${pvs[$(((i + r) % 2))]}
+				variant_on "$v"
+				sleep 0.5
+				sample null "$n" warmup "$r" 1000 >/dev/null || exit 1
+				[ "$r" != 1 ] || profile_sites "$n" "$v"
+				tried=$((tried + 1))
+				profile_one "$n" "$v" "$r" "$count" && ok=$((ok + 1))
+				variant_off "$v"
+			done
+		done
+	done
+	tunnels null 0
+	if [ $ok = 0 ]; then
+		prof_status "perf failed in all $tried samples (see bench.log)"
+	else
+		prof_status ok
+	fi
+}
+
 # tests/bench/latency.sh uses the functions above, not what follows
 [ "${XNC_BENCH_LIB:-}" != 1 ] || return 0
 
 : >"$RAW"
 : >"$REJ"
 setup_net
-log "setup done; N in {$NS_LIST}, ciphers {$CIPHERS}, $ROUNDS rounds, ${SECS}s samples"
+if [ "$PROFILE" != only ]; then
+	log "setup done; N in {$NS_LIST}, ciphers {$CIPHERS}, $ROUNDS rounds, ${SECS}s samples"
 
-# the ceiling: forwarding with no policy (no xfrm lookup happens at all)
-tunnels null 0
-block none 0 plain
+	# the ceiling: forwarding with no policy (no xfrm lookup happens at all)
+	tunnels null 0
+	block none 0 plain
 
-for c in $CIPHERS; do
-	for n in $NS_LIST; do
-		t0=$SECONDS
-		tunnels "$c" "$n"
-		log "$c: $n tunnels loaded in $((SECONDS - t0))s"
-		vs="stock module pcpu-ref"
-		if [ "$c" = null ] && echo " $EXTRA_N " | grep -q " $n "; then
-			vs="$vs module-lat module-trace"
-		fi
-		block "$c" "$n" $vs
+	for c in $CIPHERS; do
+		for n in $NS_LIST; do
+			t0=$SECONDS
+			tunnels "$c" "$n"
+			log "$c: $n tunnels loaded in $((SECONDS - t0))s"
+			vs="stock module pcpu-ref"
+			if [ "$c" = null ] && echo " $EXTRA_N " | grep -q " $n "; then
+				vs="$vs module-lat module-trace"
+			fi
+			block "$c" "$n" $vs
+		done
 	done
-done
-tunnels null 0
-grep -c . "$RAW" | sed 's/^/# samples: /'
+	tunnels null 0
+	grep -c . "$RAW" | sed 's/^/# samples: /'
+fi
+rm -rf "$PROF"
+mkdir -p "$PROF"
+case $PROFILE in
+0) echo "off: XNC_BENCH_PROFILE=0" >"$PROF/status" ;;
+*)
+	log "profile: N in {$PROFILE_N}, ESP null, $PROFILE_ROUNDS rounds, a sample every $PROFILE_PERIOD ns"
+	(profile) || prof_status "stopped by an error (see bench.log)" ;;
+esac
 log "done"
