@@ -116,9 +116,12 @@ selftests-table: $(MOD)
 
 .PHONY: selftests-table
 
-# Forwarded pps vs tunnel count: stock, module, per-CPU cache reference.
-# Not part of check; writes docs/bench.md and docs/bench.png (~35 min);
-# KERNEL=6.12: on 6.12, docs/bench-6.12.md and docs/bench-6.12.png.
+# Forwarded pps vs tunnel count: stock, module, per-CPU cache reference;
+# then where a packet's instructions go (a perf profile by phase).  Not
+# part of check; writes docs/bench.md, docs/bench.png and
+# docs/bench-profile.png (~45 min); KERNEL=6.12: on 6.12, docs/bench-6.12.md
+# and its PNGs.  XNC_BENCH_PROFILE=only: the profile alone (~10 min), into
+# the run's directory (docs/testing.md, Benchmark).
 bench: $(MOD)
 	scripts/bench.sh
 
