@@ -21,7 +21,8 @@ PROFILE_DIR ($XNC_OUT/profile) holds, per N, variant and round:
   N-VARIANT-ROUND.sample    key=value words: received= (packets the sink
                             got while perf ran), pps=, pps_noperf= (the
                             same count without perf, just before),
-                            sent=, elapsed_us=, backlog_drops=
+                            sent=, elapsed_us=, backlog_drops=,
+                            lost_chunks= (perf script's count)
 and, optionally, per N and variant:
   N-VARIANT.sites[.gz]      `perf script` of a kprobe on
                             xfrm_policy_lookup_bytype recording its type
@@ -395,7 +396,8 @@ def load(pdir):
             if sites[v] is not None and not sites[v]:
                 sites[v] = None
         c = cells.setdefault((n, v), Cell())
-        got = 0
+        got = busy = 0
+        period = 0
         for head, frames in samples(path):
             if not head or not head.group("period"):
                 c.unparsed += 1
@@ -403,10 +405,21 @@ def load(pdir):
             if not head.group("event").endswith("cpu-clock"):
                 continue
             ph, why = classify(frames, sites[v])
+            period = int(head.group("period"))
             c.count[ph] += 1
-            c.period[ph] += int(head.group("period"))
+            c.period[ph] += period
             c.why[ph][why] += 1
             got += 1
+            busy += ph != "idle"
+        # perf recorded a little longer than pktgen ran: fewer busy samples
+        # than pktgen's run holds periods means records were lost
+        us = int(meta.get("elapsed_us", "0") or 0)
+        if period and us and busy < 0.97 * us * 1000 / period:
+            notes.append("%s: %d samples while pktgen ran %d periods: records lost" % (
+                os.path.basename(path), busy, us * 1000 // period))
+        if int(meta.get("lost_chunks", "0") or 0):
+            notes.append("%s: perf lost %s chunks of records" % (
+                os.path.basename(path), meta["lost_chunks"]))
         if c.unparsed:
             notes.append("%s: %d samples this could not read, left out" % (
                 os.path.basename(path), c.unparsed))

@@ -273,8 +273,10 @@ prof_start() {
 	mkfifo /tmp/prof.ctl /tmp/prof.ack || return 1
 	exec 7<>/tmp/prof.ctl 8<>/tmp/prof.ack
 	# -N -B: no build-id cache, no build-id pass at the end (perf script
-	# runs right after, against this kernel's own /proc/kallsyms)
-	perf record -a -g "$@" -N -B -D -1 --control fifo:/tmp/prof.ctl,/tmp/prof.ack \
+	# runs right after, against this kernel's own /proc/kallsyms); -m 8M:
+	# a buffer that holds a whole sample's records should perf's own
+	# process not get the CPU from pktgen to drain it
+	perf record -a -g "$@" -N -B -m 8M -D -1 --control fifo:/tmp/prof.ctl,/tmp/prof.ack \
 		-o "$data" >/tmp/prof.rec 2>&1 &
 	prof_pid=$!
 }
@@ -341,7 +343,7 @@ profile_sites() {
 # kept: the report counts its drops)
 profile_one() {
 	local n=$1 v=$2 r=$3 count=$4 base=$PROF/$1-$2-$3 res0 res a
-	local pps sent received us drops
+	local pps sent received us drops lost
 	res0=$(sample null "$n" "$v" "$r" "$count") || exit 1
 	for a in 1 2 3; do
 		prof_start /tmp/prof.data -e cpu-clock -c "$PROFILE_PERIOD" || return 1
@@ -353,12 +355,14 @@ profile_one() {
 		log "profile N=$n $v: sample discarded, ${res#* } backlog drops"
 	done
 	read -r _ _ _ _ pps sent received us _ _ _ drops </tmp/bench.sample
-	echo "received=$received sent=$sent elapsed_us=$us pps=$pps pps_noperf=${res0% *} backlog_drops=$drops" \
-		>"$base.sample"
 	perf script -i /tmp/prof.data -F comm,tid,cpu,period,event,ip,sym,symoff,dso \
 		2>/tmp/prof.script | gzip -1 >"$base.txt.gz"
 	[ "${PIPESTATUS[0]}" = 0 ] ||
 		{ log "profile: perf script failed: $(tail -n1 /tmp/prof.script)"; rm -f "$base".*; return 1; }
+	# records perf lost ("Processed N events and lost M chunks!")
+	lost=$(sed -n 's/.* and lost \([0-9]*\) chunks.*/\1/p' /tmp/prof.script)
+	echo "received=$received sent=$sent elapsed_us=$us pps=$pps pps_noperf=${res0% *}" \
+		"backlog_drops=$drops lost_chunks=${lost:-0}" >"$base.sample"
 	rm -f /tmp/prof.data
 	log "profile N=$n round $r $v: $pps pps under perf, ${res0% *} without"
 }

@@ -153,9 +153,13 @@ grep -q 'idle samples in all' "$tmp/p.md" || fail "idle samples not reported"
 bp --from-tsv "$tmp/p.tsv" --md "$tmp/q.md" || fail "--from-tsv exited $?"
 diff "$tmp/p.md" "$tmp/q.md" || fail "the report from the TSV differs"
 
-# a variant without calibration: one policy phase, and why
+# a variant without calibration: one policy phase, and why; a sample with
+# fewer samples than pktgen's run holds periods: records lost
 rm "$d/1-module.sites.gz"
+sed -i 's/elapsed_us=1000 /elapsed_us=1000000 /' "$d/1-module-1.sample"
 bp "$d" --tsv "$tmp/u.tsv" --md "$tmp/u.md" || fail "bench-profile.py exited $? without calibration"
+grep -q '^- 1-module-1.txt.gz: 2 samples while pktgen ran 2000 periods: records lost$' "$tmp/u.md" ||
+	fail "lost records not reported"
 grep -q '^# split=no: no call-site calibration for module$' "$tmp/u.tsv" || fail "no reason for not splitting"
 want_u=$(awk -F'\t' '$2 == "stock" && $3 == "policy" { print $4 }' "$tmp/u.tsv")
 [ "$want_u" = 2 ] || fail "unsplit policy lookup: $want_u samples, want 2"
