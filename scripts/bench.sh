@@ -28,7 +28,8 @@
 #                                         XNC_BENCH_DOCS if set; docs/bench.md
 #                                         stays as it is
 #   XNC_BENCH_PROFILE_N="1 1024"          tunnel counts profiled (ESP null)
-#   XNC_BENCH_PROFILE_ROUNDS=2            interleaved rounds, stock and module
+#   XNC_BENCH_PROFILE_ROUNDS=2            interleaved rounds of the variants
+#   XNC_BENCH_PROFILE_VARIANTS="stock module"  the variants profiled
 #   XNC_BENCH_PROFILE_PERIOD=500000       ns of guest time per perf sample
 
 set -euo pipefail

@@ -29,8 +29,9 @@
 #
 # Then the profile (XNC_BENCH_PROFILE: 1, the default: after the throughput
 # blocks; only: alone, no throughput; 0: none): for N in
-# XNC_BENCH_PROFILE_N (1 1024), ESP null, stock and module interleaved over
-# XNC_BENCH_PROFILE_ROUNDS (2) rounds, one pktgen sample each under
+# XNC_BENCH_PROFILE_N (1 1024), ESP null, the variants of
+# XNC_BENCH_PROFILE_VARIANTS (stock module; any of the benchmark's, e.g.
+# module-trace) interleaved over XNC_BENCH_PROFILE_ROUNDS (2) rounds, one pktgen sample each under
 # `perf record -a -g -e cpu-clock -c XNC_BENCH_PROFILE_PERIOD` (500000 ns
 # of guest time: under -icount shift=1, a sample every 250,000 guest
 # instructions, about 4,000 in a 2 s sample), enabled only while pktgen
@@ -61,6 +62,7 @@ SECS=${XNC_BENCH_SECS:-2}		# guest seconds per sample
 PROFILE=${XNC_BENCH_PROFILE:-1}
 PROFILE_N=${XNC_BENCH_PROFILE_N:-1 1024}
 PROFILE_ROUNDS=${XNC_BENCH_PROFILE_ROUNDS:-2}
+read -ra PROFILE_VARIANTS <<<"${XNC_BENCH_PROFILE_VARIANTS:-stock module}"
 PROFILE_PERIOD=${XNC_BENCH_PROFILE_PERIOD:-500000}	# ns of guest time
 PROF=$XNC_OUT/profile
 RAW=$XNC_OUT/bench.raw
@@ -370,7 +372,7 @@ profile_one() {
 # profile: N in PROFILE_N, ESP null, stock and module interleaved (run in
 # a subshell: a failure here ends the profile, not the benchmark)
 profile() {
-	local n r i v pps count pvs=(stock module) ok=0 tried=0
+	local n r i v pps count pvs=("${PROFILE_VARIANTS[@]}") ok=0 tried=0
 	prof_pid=
 	trap '[ -z "$prof_pid" ] || kill -INT "$prof_pid" 2>/dev/null' EXIT
 	profile_check || return 0
@@ -381,8 +383,8 @@ profile() {
 		count=$((${pps% *} * SECS))
 		[ $count -ge 2000 ] || count=2000
 		for r in $(seq 1 "$PROFILE_ROUNDS"); do
-			for i in 0 1; do
-				v=${pvs[$(((i + r) % 2))]}
+			for i in "${!pvs[@]}"; do
+				v=${pvs[$(((i + r) % ${#pvs[@]}))]}
 				variant_on "$v"
 				sleep 0.5
 				sample null "$n" warmup "$r" 1000 >/dev/null || exit 1
