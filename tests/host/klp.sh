@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# The module as built for each supported kernel line carries its binding
-# to the kernel as livepatch relocations (scripts/klp-relocs.py): every
+# The module as built for each kernel of the run (XNC_HOST_KLINES; alone:
+# 6.1 and 6.12) carries its binding to the kernel as livepatch
+# relocations (scripts/klp-relocs.py): every
 # "xnc_klp." target became a .klp.sym.vmlinux.NAME,0 symbol in
 # SHN_LIVEPATCH, referenced only from .klp.rela.vmlinux.* sections flagged
 # SHF_RELA_LIVEPATCH; no kprobe or kallsyms import is left; the step is
@@ -14,7 +15,7 @@ want="xfrm_sk_policy_lookup xfrm_policy_lookup_bytype xfrm_resolve_and_create_bu
 xdst_queue_output xfrm_policy_afinfo klp_patches klp_mutex event_mutex
 kallsyms_on_each_symbol"
 
-for line in 6.1 6.12; do
+for line in ${XNC_HOST_KLINES:-6.1 6.12}; do
 	kdir=$(XNC_KLINE=$line "$top/scripts/kernel.sh" kdir)
 	d=$tmp/$line
 	"$top/scripts/build.sh" "$kdir" "$d"
