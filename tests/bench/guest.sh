@@ -14,6 +14,15 @@
 #  +-----------+           +------------------------+           +-------------+
 #  destinations 10.128.0.0 + x*256 (x = 0..N-1) -> tunnel x, reqid x+1
 #
+# Two addressing plans (XNC_BENCH_PLANS, default "random hub"):
+#   random   every SA to the sink's 192.168.1.2, told apart by its reqid
+#   hub      hub and spokes as strongSwan numbers them: tunnel x's SA goes
+#            to spoke 172.20.0.0 + x + 1 (consecutive addresses, routed
+#            to the sink), its CHILD_SA reqid x + 1 assigned in the same
+#            order; the SA hash combines addresses and reqid, so such a
+#            plan may crowd the SAs into few buckets (stock and module
+#            call the same SA lookup).  Samples of this plan carry the
+#            cipher as "null-hub" or "gcm-hub"; stock and module only.
 # Variants, interleaved round by round (the order rotates every round):
 #   stock        no module: Debian's own xfrm_lookup_with_ifid
 #   module       xfrm_nocache.ko
@@ -57,6 +66,7 @@ REF_KO=${XNC_REF_KO:-}
 NS_LIST=${XNC_BENCH_N:-1 8 32 256 1024 10000}
 EXTRA_N=${XNC_BENCH_EXTRA_N:-1 32 1024}
 CIPHERS=${XNC_BENCH_CIPHERS:-null gcm}
+PLANS=${XNC_BENCH_PLANS:-random hub}
 ROUNDS=${XNC_BENCH_ROUNDS:-7}
 SECS=${XNC_BENCH_SECS:-2}		# guest seconds per sample
 PROFILE=${XNC_BENCH_PROFILE:-1}
@@ -99,6 +109,8 @@ setup_net() {
 	done
 	ip -n bsrc route add default via 10.0.0.2
 	ip -n bgw route add 10.128.0.0/9 via 192.168.1.2
+	# the hub plan's spokes, all behind the sink
+	ip -n bgw route add 172.20.0.0/16 via 192.168.1.2
 	ip netns exec bgw sysctl -qw net.ipv4.ip_forward=1
 	# /24 destination and source selectors go into the policy hash, not
 	# the inexact tree: what a router with thousands of tunnels sets
@@ -122,16 +134,20 @@ setup_net() {
 	pg s0 "flag IPDST_RND"
 }
 
-# tunnels CIPHER N: exactly N policies and SAs on the gateway
+# tunnels CIPHER N [PLAN]: exactly N policies and SAs on the gateway, in
+# the addressing plan PLAN (random, the default, or hub)
 tunnels() {
 	ip -n bgw xfrm policy flush
 	ip -n bgw xfrm state flush
 	[ "$2" -gt 0 ] || return 0
-	awk -v n="$2" -v c="$1" -v key="$GCM_KEY" 'BEGIN {
+	awk -v n="$2" -v c="$1" -v plan="${3:-random}" -v key="$GCM_KEY" 'BEGIN {
 		for (x = 0; x < n; x++) {
 			d = sprintf("10.%d.%d.0/24", 128 + int(x / 256), x % 256)
-			printf "xfrm policy add src 10.0.0.0/24 dst %s dir out tmpl src 192.168.1.1 dst 192.168.1.2 proto esp reqid %d mode tunnel\n", d, x + 1
-			printf "xfrm state add src 192.168.1.1 dst 192.168.1.2 proto esp spi %d reqid %d mode tunnel ", 65536 + x, x + 1
+			peer = "192.168.1.2"
+			if (plan == "hub")
+				peer = sprintf("172.20.%d.%d", int((x + 1) / 256), (x + 1) % 256)
+			printf "xfrm policy add src 10.0.0.0/24 dst %s dir out tmpl src 192.168.1.1 dst %s proto esp reqid %d mode tunnel\n", d, peer, x + 1
+			printf "xfrm state add src 192.168.1.1 dst %s proto esp spi %d reqid %d mode tunnel ", peer, 65536 + x, x + 1
 			if (c == "null")
 				print "enc cipher_null \"\""
 			else
@@ -410,22 +426,28 @@ profile() {
 : >"$REJ"
 setup_net
 if [ "$PROFILE" != only ]; then
-	log "setup done; N in {$NS_LIST}, ciphers {$CIPHERS}, $ROUNDS rounds, ${SECS}s samples"
+	log "setup done; N in {$NS_LIST}, ciphers {$CIPHERS}, plans {$PLANS}, $ROUNDS rounds, ${SECS}s samples"
 
 	# the ceiling: forwarding with no policy (no xfrm lookup happens at all)
 	tunnels null 0
 	block none 0 plain
 
-	for c in $CIPHERS; do
-		for n in $NS_LIST; do
-			t0=$SECONDS
-			tunnels "$c" "$n"
-			log "$c: $n tunnels loaded in $((SECONDS - t0))s"
-			vs="stock module pcpu-ref"
-			if [ "$c" = null ] && echo " $EXTRA_N " | grep -q " $n "; then
-				vs="$vs module-lat module-trace"
-			fi
-			block "$c" "$n" $vs
+	for plan in $PLANS; do
+		for c in $CIPHERS; do
+			for n in $NS_LIST; do
+				t0=$SECONDS
+				tunnels "$c" "$n" "$plan"
+				log "$c ($plan): $n tunnels loaded in $((SECONDS - t0))s"
+				if [ "$plan" = hub ]; then
+					block "$c-hub" "$n" stock module
+					continue
+				fi
+				vs="stock module pcpu-ref"
+				if [ "$c" = null ] && echo " $EXTRA_N " | grep -q " $n "; then
+					vs="$vs module-lat module-trace"
+				fi
+				block "$c" "$n" $vs
+			done
 		done
 	done
 	tunnels null 0
