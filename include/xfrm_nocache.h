@@ -137,8 +137,6 @@ static inline struct xnc_net *xnc_net(const struct net *net)
 	return net_generic(net, xnc_net_id);
 }
 
-const char *xnc_stat_name(enum xnc_stat s);
-
 int xnc_stats_init(void);
 void xnc_stats_exit(void);
 void xnc_count(struct net *net, enum xnc_stat stat, u64 n);

@@ -210,7 +210,7 @@ static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
 	if (trace_xnc_lookup_enabled())
 		trace_xnc_lookup(net, fl, family, if_id, ex->num_pols,
 				 ex->block ? -1 : a->xfrms,
-				 err, xnc_stat_name(a->outcome), ns);
+				 err, a->outcome, ns);
 }
 
 struct dst_entry *xnc_lookup_with_ifid(struct net *net,

@@ -51,11 +51,6 @@ static const char * const xnc_stat_names[XNC_STAT_MAX] = {
 	[XNC_SUB_SEARCHES]	= "SubPolicySearches",
 };
 
-const char *xnc_stat_name(enum xnc_stat s)
-{
-	return xnc_stat_names[s];
-}
-
 /*
  * Add @n to one counter of @net from outside the lookup path (process
  * context is fine: this_cpu_add() is preempt-safe).  The namespace may be

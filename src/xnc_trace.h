@@ -30,7 +30,7 @@
 TRACE_EVENT(xnc_lookup,
 	    TP_PROTO(const struct net *net, const struct flowi *fl, u16 family,
 		     u32 if_id, int num_pols, int xfrms, int err,
-		     const char *outcome, u64 ns),
+		     int outcome, u64 ns),
 
 	TP_ARGS(net, fl, family, if_id, num_pols, xfrms, err, outcome, ns),
 
@@ -42,7 +42,7 @@ TRACE_EVENT(xnc_lookup,
 		__field(int, num_pols)
 		__field(int, xfrms)
 		__field(int, err)
-		__string(outcome, outcome)
+		__field(u8, outcome)
 		__field(u64, ns)
 	),
 
@@ -68,7 +68,7 @@ TRACE_EVENT(xnc_lookup,
 		__entry->num_pols = num_pols;
 		__entry->xfrms = xfrms;
 		__entry->err = err;
-		xnc_assign_str(outcome, outcome);
+		__entry->outcome = outcome;
 		__entry->ns = ns;
 	),
 
@@ -77,7 +77,26 @@ TRACE_EVENT(xnc_lookup,
 		  __print_symbolic(__entry->family, { AF_INET, "ipv4" },
 				   { AF_INET6, "ipv6" }),
 		  __entry->src, __entry->dst, __entry->if_id,
-		  __entry->num_pols, __entry->xfrms, __get_str(outcome),
+		  __entry->num_pols, __entry->xfrms,
+		  /*
+		   * enum xnc_stat's outcomes (the values are checked in
+		   * trace.c), named as in /proc/net/xfrm_nocache: the record
+		   * keeps the number, the name is found when it is read.
+		   * Literal numbers, which perf and trace-cmd take from the
+		   * format as they are (6.1 does not rewrite enum names in
+		   * the formats of a livepatch module's events).
+		   */
+		  __print_symbolic(__entry->outcome,
+				   { 4, "NoPolicy" },
+				   { 5, "PassUntransformed" },
+				   { 6, "Transformed" },
+				   { 8, "Queued" },
+				   { 9, "Blocked" },
+				   { 10, "DefaultBlock" },
+				   { 11, "NoStates" },
+				   { 12, "IcmpRefused" },
+				   { 13, "PolicyError" },
+				   { 14, "BundleError" }),
 		  __entry->err, __entry->ns)
 );
 

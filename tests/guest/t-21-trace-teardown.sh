@@ -92,6 +92,9 @@ wait $tc || fail "trace-cmd record failed after rmmod: $(tail -n 3 "$tmp/tc.out"
 trace-cmd report -i "$tmp/trace.dat" >"$tmp/tc.report" 2>&1 ||
 	fail "trace-cmd report failed: $(tail -n 3 "$tmp/tc.report")"
 n=$(grep -c 'xnc_lookup:' "$tmp/tc.report" || true)
+# user space names the outcome from the event's format (a number there)
+expect_eq "trace-cmd records with their outcome named (result=Name)" \
+	"$(grep -cE 'xnc_lookup:.* result=[A-Z][A-Za-z]+ ' "$tmp/tc.report" || true)" "$n"
 echo "trace-cmd: rmmod ok, stopped cleanly, $n of 400 records saved before the unload"
 
 # 3. perf record: its workload sends once perf's events are on, then
@@ -111,8 +114,13 @@ rmmod_busy "perf record is attached"
 pkill -INT -P $pf sleep
 wait $pf || true
 grep -q 'Captured and wrote' "$tmp/perf.out" || fail "perf record: $(tail -n 3 "$tmp/perf.out")"
-n=$(perf script -i "$tmp/perf.data" 2>/dev/null | grep -c 'xnc_lookup:' || true)
+perf script -i "$tmp/perf.data" >"$tmp/perf.script" 2>/dev/null
+n=$(grep -c 'xnc_lookup:' "$tmp/perf.script" || true)
 expect_ge "perf samples of xnc_lookup" "$n" 5
+expect_eq "perf samples with their outcome named (result=Name)" \
+	"$(grep -cE 'xnc_lookup:.* result=[A-Z][A-Za-z]+ ' "$tmp/perf.script" || true)" "$n"
+expect_ge "perf samples of the datagrams sent (result=Transformed)" \
+	"$(grep -c 'xnc_lookup:.* result=Transformed ' "$tmp/perf.script" || true)" 5
 expect_eq "module references after perf" "$(refcnt)" 0
 rmmod_ok "perf gone"
 echo "perf: rmmod refused (in use) while attached, ok after; $n samples"
