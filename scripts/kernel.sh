@@ -85,11 +85,9 @@ kver() {
 	*) die "$meta depends on linux-headers-$dep, not a $line.x kernel: kernel $name needs a metapackage of that line (is this Debian bookworm?)" ;;
 	esac
 	case $flavor:$dep in
-	rt:*-rt-amd64|:*) ;;
-	*) die "$meta depends on linux-headers-$dep, not a real-time (-rt-amd64) kernel" ;;
-	esac
-	case $flavor:$dep in
 	:*-rt-amd64) die "$meta depends on linux-headers-$dep, a real-time kernel: use KERNEL=$line-rt" ;;
+	rt:*-rt-amd64 | :*) ;;
+	*) die "$meta depends on linux-headers-$dep, not a real-time (-rt-amd64) kernel" ;;
 	esac
 	echo "$dep"
 }

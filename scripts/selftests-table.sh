@@ -12,8 +12,9 @@
 #
 # The kernel is XNC_KLINE (make's KERNEL: 6.1, the default, 6.12, 6.1-rt or
 # 6.12-rt; another kernel writes docs/selftests-<kernel>.md): Debian's
-# kernel boots, the selftests come from its line's linux-source, and the module is built for it (scripts/build.sh, into
-# XNC_OUT; XNC_KO for another build).
+# kernel boots, the selftests come from its line's linux-source, and the
+# module is built for it (scripts/build.sh, into XNC_OUT; XNC_KO for
+# another build).
 # Environment: XNC_SELFTESTS (suites to run, default all; a subset writes
 # the table into $XNC_OUT instead of docs/), XNC_OUT (results and raw suite
 # logs, default a fresh /tmp dir), XNC_TABLE_TIMEOUT (VM seconds per suite,

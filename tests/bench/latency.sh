@@ -120,12 +120,7 @@ setup_net
 tunnels null "$N"
 dst_range "$N"
 churn_files
-insmod "$KO" latency=1 || die "cannot load the module with latency=1"
-t=300
-while [ "$(cat "$(lp_dir xfrm_nocache)/transition" 2>/dev/null)" != 0 ]; do
-	t=$((t - 1)); [ $t -gt 0 ] || die "livepatch transition stuck"
-	sleep 0.1
-done
+variant_on module-lat
 log "setup done: $N tunnels, $COUNT packets per sample, $ROUNDS rounds; $(uname -r)"
 # warm up
 pg s0 "count 2000"
@@ -139,6 +134,6 @@ for r in $(seq 1 "$ROUNDS"); do
 		sample quiet "$r"
 	fi
 done
-variant_off module
+variant_off module-lat
 tunnels null 0
 log "done"
