@@ -9,15 +9,20 @@
 #   scripts/selftests.sh [prepare]   host: extract + build into the cache
 #                                    (idempotent), print the cache dir
 #   scripts/selftests.sh dir         print the cache dir if it is ready
-#   scripts/selftests.sh list        the suites, one per line
+#   scripts/selftests.sh list [core] the suites of this kernel line, one per
+#                                    line (core: make check's only)
 #   scripts/selftests.sh run SUITE LOG
 #                                    guest: run one suite, full output to
 #                                    LOG, then print one summary line:
 #     RESULT suite=S checks=N pass=P fail=F skip=K rc=R secs=T
 #                                    followed by "# FAIL ..." / "# SKIP ..."
 #                                    lines quoting the suite's own output.
+#   scripts/selftests.sh parse SUITE LOG RC SECS
+#                                    the same lines for a LOG already written
+#                                    (RC: the suite's exit status)
 #
-# Suites (tools/testing/selftests/net/ of the tarball):
+# Suites (tools/testing/selftests/net/ of the tarball).  The core ones,
+# which make check runs too (tests/guest/t-60-selftest-*):
 #   xfrm_policy      xfrm_policy.sh            PASS:/FAIL:/SKIP: lines
 #   ipsec            ipsec.c, built here       kselftest TAP: ok/not ok
 #   vrf-xfrm         vrf-xfrm-tests.sh         TEST: ... [ OK ]/[FAIL]
@@ -25,19 +30,38 @@
 #                    only: 6.12's with its -t option; 6.1's has none, so its
 #                    functions are sourced and only those two are called,
 #                    on the dummy device the script itself sets up
+# and the others that put xfrm to work, for scripts/selftests-table.sh:
+#   pmtu-vti         pmtu.sh's tests named pmtu_vti*, given as its
+#                    arguments (nettest.c built here for the ESP-in-UDP
+#                    ones)                     TEST: ... [ OK ]/[FAIL]/[SKIP]
+#   l2tp             l2tp.sh: L2TPv3 over IP, then with ESP transport mode
+#                    under it                  TEST: ... [ OK ]/[FAIL]
+#   nft-flowtable    netfilter's nft_flowtable.sh (in net/netfilter/ from
+#                    6.8 on), whole: flowtable offload, its last check TCP
+#                    through an ESP tunnel     PASS:/FAIL:/SKIP: lines
+#   xfrm-policy-add-speed
+#                    xfrm_policy_add_speed.sh (6.12 only): policy
+#                    insertion, timed; a check per batch, "Inserted N
+#                    policies in T ms", failed by a WARNING: line
+# A suite that reports no check, or fails without a failed check, counts
+# as one failed check.
 # 6.12's scripts source the lib.sh next to them (extracted too) from the
 # current directory: they run in their own.
 #
-# Cache: $XNC_CACHE/selftests-<linux-source-<line> version> (default
-# /var/cache/xfrm_nocache), outside the repo.  The guest reads it over the
+# Cache: $XNC_CACHE/selftests-<linux-source-<line> version>-<manifest sum>
+# (default /var/cache/xfrm_nocache), outside the repo: the files taken and
+# the programs built (manifest()) are part of its name, so that a cache
+# made for another list is never used for this one, nor one that an older
+# checkout may be reading replaced.  The guest reads it over the
 # read-only host root, so "prepare" must run on the host first
 # (tests/run.sh and scripts/selftests-table.sh do).
 
 set -uo pipefail
 
 XNC_CACHE=${XNC_CACHE:-/var/cache/xfrm_nocache}
-SUITES="xfrm_policy ipsec vrf-xfrm rtnetlink-ipsec"
 SEL=tools/testing/selftests
+# the selftest Makefile's flags for ipsec.c and nettest.c
+CFLAGS=(-Wall "-Wl,--no-as-needed" -O2 -g)
 
 die() { echo "selftests.sh: $*" >&2; exit 1; }
 
@@ -46,15 +70,43 @@ kline=$("$(dirname "$0")/kernel.sh" line) || exit 1
 srcpkg=linux-source-$kline
 TARBALL=${XNC_KSRC_TARBALL:-/usr/src/$srcpkg.tar.xz}
 
+# The suites: make check's (CORE) and the table's others, with the files
+# they take from the tarball, the helpers their scripts source included.
+CORE="xfrm_policy ipsec vrf-xfrm rtnetlink-ipsec"
+SUITES="$CORE pmtu-vti l2tp nft-flowtable"
+FILES=(Makefile "$SEL/kselftest.h" "$SEL/net/ipsec.c" "$SEL/net/xfrm_policy.sh"
+       "$SEL/net/vrf-xfrm-tests.sh" "$SEL/net/rtnetlink.sh"
+       "$SEL/net/pmtu.sh" "$SEL/net/nettest.c" "$SEL/net/l2tp.sh")
+if [ "$kline" = 6.1 ]; then
+	NFT=$SEL/netfilter
+	FILES+=("$NFT/nft_flowtable.sh")
+else
+	# from 6.8 on: the scripts' shared helpers (setup_ns, ...),
+	# pmtu.sh's net_helper.sh, the netfilter tests under net/ with a
+	# lib.sh of their own that sources net/lib.sh; and a policy
+	# insertion benchmark
+	NFT=$SEL/net/netfilter
+	SUITES="$SUITES xfrm-policy-add-speed"
+	FILES+=("$SEL/net/lib.sh" "$SEL/net/net_helper.sh" "$NFT/nft_flowtable.sh"
+		"$NFT/lib.sh" "$SEL/net/xfrm_policy_add_speed.sh")
+fi
+
+# what the cache holds: the files taken and the programs built (how)
+manifest() {
+	printf 'file %s\n' "${FILES[@]}"
+	echo "built $SEL/net/ipsec $SEL/net/nettest: gcc ${CFLAGS[*]}"
+}
+
 cachedir() {
-	local v
+	local v m
 	v=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null)
 	[ -n "$v" ] || die "$srcpkg is not installed (run scripts/deps.sh)"
-	echo "$XNC_CACHE/selftests-$v"
+	m=$(manifest | md5sum | cut -c1-8)
+	echo "$XNC_CACHE/selftests-$v-$m"
 }
 
 prepare() {
-	local dir tmp top files
+	local dir tmp top p
 	dir=$(cachedir) || exit 1
 	if [ -f "$dir/.ready" ]; then
 		echo "$dir"
@@ -66,18 +118,17 @@ prepare() {
 	trap 'rm -rf "$tmp"' EXIT
 	chmod 755 "$tmp"
 	top=$srcpkg
-	files=(Makefile "$SEL/kselftest.h" "$SEL/net/ipsec.c" "$SEL/net/xfrm_policy.sh"
-	       "$SEL/net/vrf-xfrm-tests.sh" "$SEL/net/rtnetlink.sh")
-	# the scripts' shared helpers (setup_ns, ...), from 6.8 on
-	[ "$kline" = 6.1 ] || files+=("$SEL/net/lib.sh")
 	echo "selftests.sh: extracting from $TARBALL" >&2
-	tar -xJf "$TARBALL" -C "$tmp" --strip-components=1 "${files[@]/#/$top/}" ||
+	tar -xJf "$TARBALL" -C "$tmp" --strip-components=1 "${FILES[@]/#/$top/}" ||
 		die "tar failed"
 	# the flags of the selftest's own Makefile; uapi headers from the
 	# installed linux-libc-dev (bookworm's, 6.1: 6.12's ipsec.c is the
-	# same file and needs nothing newer)
-	gcc -Wall -Wl,--no-as-needed -O2 -g -o "$tmp/$SEL/net/ipsec" \
-		"$tmp/$SEL/net/ipsec.c" || die "building ipsec.c failed"
+	# same file and needs nothing newer; its nettest.c builds too)
+	for p in ipsec nettest; do
+		gcc "${CFLAGS[@]}" -o "$tmp/$SEL/net/$p" "$tmp/$SEL/net/$p.c" ||
+			die "building $p.c failed"
+	done
+	manifest >"$tmp/MANIFEST"
 	# the kernel release these came from, for the table
 	awk '/^VERSION =/ { v = $3 } /^PATCHLEVEL =/ { p = $3 }
 	     /^SUBLEVEL =/ { s = $3 } END { print v "." p "." s }' \
@@ -143,8 +194,42 @@ rtnl_ipsec() {
 	return $rc
 }
 
+# pmtu.sh's vti tests only (the others involve no xfrm): those of its
+# "tests" list named pmtu_vti*, as its arguments, in its own directory,
+# where it finds the nettest built there (the ESP-in-UDP tests' UDP
+# encapsulation sockets).  The plan line first lets parse() count a test
+# that never reported: 6.12's pmtu.sh skips one without a TEST line when
+# nettest is missing.
+pmtu_vti() {
+	local d=$1 t
+	read -ra t <<<"$(awk '/^tests="/ { on = 1; next }
+			     on && $1 ~ /^pmtu_vti/ { printf "%s ", $1 }
+			     on && /"$/ { exit }' "$d/pmtu.sh")"
+	[ ${#t[@]} -gt 0 ] || { echo "selftests.sh: pmtu.sh lists no pmtu_vti test"; return 1; }
+	echo "selftests.sh: plan ${#t[@]}: ${t[*]}"
+	(cd "$d" && timeout $((900 * slow)) bash ./pmtu.sh "${t[@]}")
+}
+
+# nft_flowtable.sh, whole (its checks build on one another; the last one is
+# TCP through an ESP tunnel between the routers), in its own directory
+# (6.12's sources its lib.sh from there), with its default MTUs given
+# explicitly: without arguments 6.12's runs itself again with random MTUs
+# and file size, and both columns of the table must run the same test.
+nft_flowtable() {
+	local d=$1 m=() o v
+	for o in o l r; do
+		v=$(sed -n "s/^${o}mtu=\([0-9]*\)$/\1/p" "$d/nft_flowtable.sh")
+		[ -z "$v" ] || m+=("-$o" "$v")
+	done
+	(cd "$d" && timeout $((1800 * slow)) bash ./nft_flowtable.sh "${m[@]}")
+}
+
 run() {
 	local suite=$1 log=$2 dir d start rc secs slow
+	case " $SUITES " in
+	*" $suite "*) ;;
+	*) die "no suite $suite on $kline (one of: $SUITES)" ;;
+	esac
 	dir=$(readydir) || exit 1
 	d=$dir/$SEL/net
 	# 6.12's scripts "source lib.sh" from the current directory
@@ -166,7 +251,14 @@ run() {
 	ipsec) timeout $((3600 * slow)) "$d/ipsec" ;;
 	vrf-xfrm) timeout $((900 * slow)) bash "$d/vrf-xfrm-tests.sh" ;;
 	rtnetlink-ipsec) rtnl_ipsec "$d/rtnetlink.sh" ;;
-	*) die "unknown suite $suite (one of: $SUITES)" ;;
+	pmtu-vti) pmtu_vti "$d" ;;
+	l2tp) (cd "$d" && timeout $((900 * slow)) bash ./l2tp.sh) ;;
+	nft-flowtable) nft_flowtable "$dir/$NFT" ;;
+	# KSFT_MACHINE_SLOW: its batches up to 10,000 policies, not
+	# 100,000: the guest is TCG
+	xfrm-policy-add-speed)
+		(cd "$d" && KSFT_MACHINE_SLOW=yes timeout $((1800 * slow)) \
+			bash ./xfrm_policy_add_speed.sh) ;;
 	esac >"$log" 2>&1 </dev/null
 	rc=$?
 	secs=$(($(date +%s) - start))
@@ -175,9 +267,9 @@ run() {
 
 # parse SUITE LOG RC SECS: count the suite's own verdicts
 parse() {
-	local suite=$1 log=$2 rc=$3 secs=$4 p f s
+	local suite=$1 log=$2 rc=$3 secs=$4 p f s asked
 	case $suite in
-	xfrm_policy | rtnetlink-ipsec)
+	xfrm_policy | rtnetlink-ipsec | nft-flowtable)
 		p=$(grep -c '^PASS:' "$log")
 		f=$(grep -c '^FAIL:' "$log")
 		s=$(grep -c '^SKIP' "$log")
@@ -196,13 +288,45 @@ parse() {
 			f=$((f + plan - p - f - s))
 		fi
 		;;
-	vrf-xfrm)
+	vrf-xfrm | pmtu-vti | l2tp)
 		p=$(grep -cE '^TEST: .*\[ OK \]$' "$log")
 		f=$(grep -cE '^TEST: .*\[FAIL\]$' "$log")
 		s=$(grep -cE '^TEST: .*\[SKIP\]$' "$log")
 		grep -E '^TEST: .*\[(FAIL|SKIP)\]$' "$log" | sed 's/^/# /'
 		;;
+	xfrm-policy-add-speed)
+		# a check per batch, "Inserted N policies in T ms"; a WARNING:
+		# fails the batch it names: the one after it (insertion
+		# cancelled at its time limit) or, for a mismatch, the one
+		# before it.  A WARNING: with no batch after it (the script
+		# stopped) is a failed check of its own.
+		read -r p f <<<"$(awk '
+			/^WARNING: mismatch/ { if (n) bad[n] = 1; next }
+			/^WARNING:/ { pend = 1; next }
+			/^Inserted [0-9]+ +policies/ { n++; if (pend) bad[n] = 1; pend = 0 }
+			END { if (pend) bad[++n] = 1
+			      for (i in bad) f++
+			      print n - f, f + 0 }' "$log")"
+		s=0
+		grep '^WARNING:' "$log" | sed 's/^/# FAIL /'
+		;;
+	*) die "no parse rule for suite $suite" ;;
 	esac
+	# the number of checks selftests.sh asked for, in the log's first
+	# lines (pmtu-vti): one that never reported is a failure
+	asked=$(sed -n 's/^selftests\.sh: plan \([0-9]*\):.*/\1/p' "$log" | head -n1)
+	if [ -n "$asked" ] && [ $((p + f + s)) -lt "$asked" ]; then
+		echo "# FAIL only $((p + f + s)) of the $asked planned checks reported"
+		f=$((f + asked - p - f - s))
+	fi
+	# nft-flowtable's one check through xfrm (TCP through the ESP tunnel)
+	# is its last: the script stopped before it, unless it skipped
+	# altogether
+	if [ "$suite" = nft-flowtable ] && [ "$rc" -ne 4 ] &&
+	   ! grep -qE '^(PASS|FAIL): ipsec tunnel mode' "$log"; then
+		echo "# FAIL no verdict on the ipsec tunnel mode check"
+		f=$((f + 1))
+	fi
 	# a suite that fails (or times out: 124) without saying which check
 	if [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ] && [ "$f" -eq 0 ]; then
 		echo "# FAIL suite exited $rc: $(tail -n1 "$log")"
@@ -212,16 +336,31 @@ parse() {
 		echo "# SKIP whole suite: $(tail -n1 "$log")"
 		s=1
 	fi
+	# a suite that ran nothing it reported
+	if [ "$rc" -eq 0 ] && [ $((p + f + s)) -eq 0 ]; then
+		echo "# FAIL no check reported: $(tail -n1 "$log")"
+		f=1
+	fi
 	echo "RESULT suite=$suite checks=$((p + f + s)) pass=$p fail=$f skip=$s rc=$rc secs=$secs"
 }
 
 case "${1:-prepare}" in
 prepare) prepare ;;
 dir) readydir ;;
-list) echo "$SUITES" | tr ' ' '\n' ;;
+list)
+	case ${2:-} in
+	"") echo "$SUITES" ;;
+	core) echo "$CORE" ;;
+	*) die "usage: $0 list [core]" ;;
+	esac | tr ' ' '\n'
+	;;
 run)
 	[ $# -eq 3 ] || die "usage: $0 run SUITE LOG"
 	run "$2" "$3"
 	;;
-*) die "usage: $0 [prepare|dir|list|run SUITE LOG]" ;;
+parse)
+	[ $# -eq 5 ] || die "usage: $0 parse SUITE LOG RC SECS"
+	parse "$2" "$3" "$4" "$5"
+	;;
+*) die "usage: $0 [prepare|dir|list [core]|run SUITE LOG|parse SUITE LOG RC SECS]" ;;
 esac
