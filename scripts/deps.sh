@@ -7,6 +7,9 @@
 # (linux-headers-6.12-amd64) and both linux-source packages; for a
 # real-time kernel (6.1-rt, 6.12-rt) in XNC_KLINE (make's KERNEL) or in
 # XNC_DEPS_KERNELS (a list: make check-all), its headers metapackage too.
+# The guest runs on the host's root filesystem, so the tools its tests
+# use are installed here too (nftables, and 6.1's nc, for the
+# nft-flowtable selftest: scripts/selftests.sh).
 # Idempotent: does nothing (and needs no network) when everything is
 # already there.
 
@@ -20,6 +23,7 @@ pkgs=(
 	debhelper dh-dkms lintian
 	qemu-system-x86 busybox-static
 	iproute2 iputils-ping ethtool iptables socat iperf3 gnuplot-nox
+	nftables netcat-openbsd
 	strongswan-charon strongswan-swanctl libcharon-extra-plugins
 	libstrongswan-standard-plugins
 	trace-cmd linux-perf xz-utils
