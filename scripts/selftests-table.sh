@@ -9,6 +9,8 @@
 #
 #   scripts/selftests-table.sh            (or: make selftests-table)
 #   XNC_KLINE=6.12 scripts/selftests-table.sh   (make selftests-table KERNEL=6.12)
+#   scripts/selftests-table.sh render     no VM: the table from the results
+#                                         XNC_TABLE_MERGE names alone
 #
 # The kernel is XNC_KLINE (make's KERNEL: 6.1, the default, 6.12, 6.1-rt or
 # 6.12-rt; another kernel writes docs/selftests-<kernel>.md): Debian's
@@ -16,10 +18,14 @@
 # module is built for it (scripts/build.sh, into XNC_OUT; XNC_KO for
 # another build).
 # Environment: XNC_SELFTESTS (suites to run, default all those of the
-# line: scripts/selftests.sh list; a subset writes the table into $XNC_OUT
-# instead of docs/), XNC_OUT (results and raw suite logs, default a fresh
-# /tmp dir), XNC_TABLE_TIMEOUT (VM seconds per suite, default 5400).
-# "guest" is the part that runs inside the VM.
+# line: scripts/selftests.sh list), XNC_TABLE_MERGE (table.results files of
+# earlier runs, space-separated: their suites that this run did not run are
+# shown too, a suite's results from the first file that has it), XNC_OUT
+# (results and raw suite logs, default a fresh /tmp dir),
+# XNC_TABLE_TIMEOUT (VM seconds per suite, default 5400).  The results all
+# come from one kernel (guest.kver beside each file).  A table that lacks a
+# suite of the line is written into $XNC_OUT instead of docs/.  "guest" is
+# the part that runs inside the VM.
 
 set -uo pipefail
 
@@ -131,6 +137,18 @@ verdicts() {
 	echo "Checks are the suite's own verdicts: $out."
 }
 
+# merge OUT FILE...: the RESULT and "# " lines of the results FILEs into
+# OUT, each suite's from the first FILE that has it (this run's first)
+merge() {
+	local o=$1
+	shift
+	awk 'FNR == 1 { fi++ }
+	     /^RESULT / { s = ""; for (i = 2; i <= NF; i++) if ($i ~ /^suite=/) s = substr($i, 7) }
+	     /^# / { s = $2 }
+	     /^(RESULT |# )/ { if (!(s in from)) from[s] = fi; if (from[s] == fi) print }' \
+		"$@" >"$o"
+}
+
 # run_suites SUITES: each in a VM boot of its own, stock then module,
 # results into $out/table.results
 run_suites() {
@@ -166,10 +184,31 @@ run_suites() {
 	done
 }
 
-# host: run the suites, then write the table
+# same_kernel KVER FILE...: the results FILEs come from kernel KVER (from
+# that of the first one that names its own if KVER is empty), as the
+# guest.kver beside each says; print it
+same_kernel() {
+	local kver=$1 f k
+	shift
+	for f in "$@"; do
+		if ! k=$(cat "$(dirname "$f")/guest.kver" 2>/dev/null); then
+			echo "selftests-table: no guest.kver beside $f: its kernel is not checked" >&2
+			continue
+		fi
+		: "${kver:=$k}"
+		[ "$k" = "$kver" ] ||
+			{ echo "selftests-table: $f comes from kernel $k, not $kver" >&2; return 1; }
+	done
+	[ -n "$kver" ] || { echo "selftests-table: no guest.kver: which kernel ran?" >&2; return 1; }
+	echo "$kver"
+}
+
+# host [render]: run the suites (not with "render"), then write the table
+# from this run's results and those of XNC_TABLE_MERGE
 host() {
 	local dir out doc kver suites rel srcver suite s m bad=0 when
-	local kline srcpkg name rtnl regen mins all core res shown=
+	local kline srcpkg name rtnl regen mins all core f res files=() shown=
+	local render=${1:-}
 	kline=$("$top/scripts/kernel.sh" name) || exit 1
 	export XNC_KLINE=$kline
 	srcpkg=$("$top/scripts/kernel.sh" srcpkg)
@@ -177,6 +216,7 @@ host() {
 	all=" $("$st" list | paste -sd' ') "
 	core=$("$st" list core | paste -sd' ' | sed 's/ /, /g')
 	suites=${XNC_SELFTESTS:-$all}
+	[ -z "$render" ] || suites=
 	for suite in $suites; do
 		case $all in
 		*" $suite "*) ;;
@@ -185,9 +225,26 @@ host() {
 	done
 	out=${XNC_OUT:-$(mktemp -d /tmp/xnc-selftests.XXXXXX)}
 	mkdir -p "$out"
-	run_suites "$suites" || exit 1
-	kver=$(cat "$out/guest.kver")
-	res=$out/table.results
+	# earlier runs' results, for the suites this one does not run,
+	# checked before any boot: the kernel that is to boot, or for
+	# "render" that of the first results that name theirs
+	for f in ${XNC_TABLE_MERGE:-}; do
+		[ -r "$f" ] || { echo "selftests-table: cannot read $f" >&2; exit 1; }
+		files+=("$f")
+	done
+	if [ -z "$render" ]; then
+		kver=$("$top/scripts/kernel.sh" version) || exit 1
+		same_kernel "$kver" "${files[@]}" >/dev/null || exit 1
+		run_suites "$suites" || exit 1
+		files=("$out/table.results" "${files[@]}")
+		kver=$(cat "$out/guest.kver")
+	elif [ ${#files[@]} -eq 0 ]; then
+		echo "selftests-table: render: XNC_TABLE_MERGE names no results" >&2
+		exit 1
+	fi
+	kver=$(same_kernel "${kver:-}" "${files[@]}") || exit 1
+	res=$out/table.merged
+	merge "$res" "${files[@]}"
 	# the line's suites that have results, in its order; the table goes
 	# to docs/ when they all have, else beside the results
 	for suite in $all; do
@@ -309,5 +366,6 @@ EOF
 case "${1:-}" in
 guest) shift; guest "$@" ;;
 "") host ;;
-*) echo "usage: $0 [guest]" >&2; exit 2 ;;
+render) host render ;;
+*) echo "usage: $0 [guest|render]" >&2; exit 2 ;;
 esac
