@@ -9,7 +9,9 @@
 # run replaces that kernel's rows in docs/latency.tsv, and docs/latency.md
 # is written again from all the rows there, so that the real-time kernels
 # stand next to the others.  XNC_LAT_N, XNC_LAT_COUNT and XNC_LAT_ROUNDS
-# pass through; --report only writes docs/latency.md again from the TSV.
+# pass through; --report only writes docs/latency.md again from the TSV;
+# --section prints the p99/maximum section that the benchmark pages
+# (docs/bench*.md, scripts/bench-report.sh) carry, each run replacing it.
 
 set -euo pipefail
 
@@ -41,6 +43,35 @@ pct() {
 			print b[k]
 		}' "$1"
 }
+
+# a bucket as its range in ns
+range() { [ "$1" = - ] && echo - || echo "$1–$((2 * $1 - 1))"; }
+
+# the section of the benchmark pages (docs/bench*.md): p99 and the
+# maximum per kernel, between markers, so that a run here replaces it there
+# and scripts/bench-report.sh writes the same
+section() {
+	echo "<!-- latency: scripts/bench-latency.sh --section -->"
+	echo "## Lookup latency under load"
+	echo
+	echo "The module's lookup latency (\`latency=1\`) with 32 tunnels, forwarded"
+	echo "traffic alone (\`quiet\`) and with the control plane churning (\`churn\`),"
+	echo "every kernel, from \`make bench-latency\`: log2 buckets in guest ns (one"
+	echo "vCPU, \`-icount shift=1\`). Setup and p50, p99.9: [latency.md](latency.md)."
+	echo
+	echo "| kernel | scenario | lookups | p99 (ns) | max (ns) | run |"
+	echo "|---|---|---:|---|---|---|"
+	while IFS=$'\t' read -r k v sc ns lk fw cr p50 p99 p999 mx when; do
+		echo "| $k | $sc | $lk | $(range "$p99") | $(range "$mx") | $when |"
+	done <"$tsv"
+	echo "<!-- /latency -->"
+}
+
+if [ "${1:-}" = --section ]; then
+	[ -f "$tsv" ] || exit 0
+	section
+	exit 0
+fi
 
 if [ "${1:-}" != --report ]; then
 	kname=$(scripts/kernel.sh name)
@@ -78,8 +109,6 @@ if [ "${1:-}" != --report ]; then
 fi
 
 [ -f "$tsv" ] || { echo "bench-latency.sh: no $tsv yet (run make bench-latency)" >&2; exit 1; }
-# a bucket as its range in ns
-range() { [ "$1" = - ] && echo - || echo "$1–$((2 * $1 - 1))"; }
 {
 	echo "# Lookup latency under load"
 	echo
@@ -113,3 +142,18 @@ range() { [ "$1" = - ] && echo - || echo "$1–$((2 * $1 - 1))"; }
 	echo "(about 10 minutes); the page alone: \`scripts/bench-latency.sh --report\`."
 } >"$docs/latency.md"
 echo "bench-latency: $docs/latency.md"
+# the benchmark pages' section: replaced where they have one, else put
+# where bench-report.sh puts it (before the profile, or at the end)
+sec=$(section)
+for page in "$docs"/bench.md "$docs"/bench-[0-9]*.md; do
+	[ -f "$page" ] && grep -q '^# Benchmark' "$page" || continue
+	awk -v sec="$sec" '
+		/^<!-- latency:/ { print sec; done = 1; skip = 1; next }
+		skip && /^<!-- \/latency -->/ { skip = 0; next }
+		skip { next }
+		/^## Where a packet/ && !done { print sec; print ""; done = 1 }
+		{ print }
+		END { if (!done) { print ""; print sec } }' "$page" >"$page.tmp" &&
+		mv "$page.tmp" "$page"
+	echo "bench-latency: its section in $page"
+done

@@ -472,6 +472,12 @@ kver=$("$top/scripts/kernel.sh" version)
 		echo "\`XNC_KLINE=$kline scripts/bench-report.sh RAW docs\`."
 	fi
 	echo
+	# every kernel's lookup latency under load, if measured
+	# (make bench-latency; it replaces this section when it runs again)
+	if [ -f "$docs/latency.tsv" ]; then
+		XNC_BENCH_DOCS=$docs "$top/scripts/bench-latency.sh" --section
+		echo
+	fi
 	# the run's profile, or the one DOCS already has for its own RAW
 	prof=$(dirname "$raw")/profile
 	if [ ! -d "$prof" ] && [ "$(dirname "$raw")" -ef "$docs" ] &&
