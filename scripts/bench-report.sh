@@ -191,6 +191,8 @@ kver=$("$top/scripts/kernel.sh" version)
 	echo "  guest time counts instructions, so packets/s are packets per instruction"
 	echo "  budget, not wall-clock speed. Absolute numbers mean little; ratios do."
 	[ -n "$secs" ] && echo "- Whole run (build, boot, all samples): $((secs / 60)) min $((secs % 60)) s."
+	[ -z "${XNC_BENCH_MERGED:-}" ] ||
+		echo "- Samples of more than one run (\`XNC_BENCH_MERGE=1\`): each cipher (plan) and N from one boot."
 	echo "- Every kernel's module/stock side by side: [bench-kernels.md](bench-kernels.md)."
 	echo
 	echo "## Setup"
@@ -478,10 +480,11 @@ kver=$("$top/scripts/kernel.sh" version)
 		XNC_BENCH_DOCS=$docs "$top/scripts/bench-latency.sh" --section
 		echo
 	fi
-	# the run's profile, or the one DOCS already has for its own RAW
+	# the run's profile, or the one DOCS already has for its own RAW (or
+	# for the samples a merged run kept)
 	prof=$(dirname "$raw")/profile
-	if [ ! -d "$prof" ] && [ "$(dirname "$raw")" -ef "$docs" ] &&
-		[ -f "$docs/$base-profile.tsv" ]; then
+	if [ ! -d "$prof" ] && [ -f "$docs/$base-profile.tsv" ] &&
+		{ [ "$(dirname "$raw")" -ef "$docs" ] || [ -n "${XNC_BENCH_MERGED:-}" ]; }; then
 		prof=$docs/$base-profile.tsv
 	fi
 	profile_section "$prof"

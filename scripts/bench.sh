@@ -21,6 +21,11 @@
 #   XNC_BENCH_EXTRA_N="1 32 1024"         N where latency=1 and the enabled
 #                                         tracepoint are measured too
 #   XNC_BENCH_DOCS=docs                   where the report goes
+#   XNC_BENCH_MERGE=1                     keep the page's samples of the
+#                                         ciphers/plans and N this run did
+#                                         not measure (e.g. only
+#                                         XNC_BENCH_PLANS=hub), and its
+#                                         profile if this run took none
 #   XNC_BENCH_PROFILE=1                   the profile after the throughput; 0:
 #                                         none; only: the profile alone, its
 #                                         report (bench-profile.md, .tsv, .png)
@@ -69,6 +74,20 @@ tail -n 3 "$out/bench.log" || true
 if [ "$profile" = only ]; then
 	echo "bench: profile only; its report in $docs/bench*-profile.md"
 	scripts/bench-report.sh --profile-only "$out/profile" "$docs"
+elif [ "${XNC_BENCH_MERGE:-0}" = 1 ]; then
+	# this run's samples replace the page's for the same cipher (plan)
+	# and N; the page's others stay: a part of the benchmark at a time,
+	# each cell still from one boot
+	base=bench
+	[ "$kline" = 6.1 ] || base=bench-$kline
+	if [ -f "$docs/$base.raw" ]; then
+		awk 'NR == FNR { run[$1 " " $2] = 1; print; next }
+		     !(($1 " " $2) in run)' "$out/bench.raw" "$docs/$base.raw" \
+			>"$out/bench.merged.raw"
+	else
+		cp "$out/bench.raw" "$out/bench.merged.raw"
+	fi
+	XNC_BENCH_MERGED=1 scripts/bench-report.sh "$out/bench.merged.raw" "$docs"
 else
 	scripts/bench-report.sh "$out/bench.raw" "$docs" $(( $(date +%s) - start ))
 fi
