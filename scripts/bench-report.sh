@@ -482,8 +482,9 @@ kver=$("$top/scripts/kernel.sh" version)
 	fi
 	# the run's profile, or the one DOCS already has for its own RAW (or
 	# for the samples a merged run kept)
+	# (a run with XNC_BENCH_PROFILE=0 has the directory, saying "off")
 	prof=$(dirname "$raw")/profile
-	if [ ! -d "$prof" ] && [ -f "$docs/$base-profile.tsv" ] &&
+	if [ "$(cat "$prof/status" 2>/dev/null)" != ok ] && [ -f "$docs/$base-profile.tsv" ] &&
 		{ [ "$(dirname "$raw")" -ef "$docs" ] || [ -n "${XNC_BENCH_MERGED:-}" ]; }; then
 		prof=$docs/$base-profile.tsv
 	fi
