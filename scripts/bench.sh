@@ -62,6 +62,12 @@ make -s module KDIR="$kdir"
 # a copy: the tree's .ko may be rebuilt while the benchmark runs
 cp xfrm_nocache.ko "$out/"
 
+# the settings this run had, for the report's "Regenerate" line
+XNC_BENCH_SETTINGS=$(for v in XNC_BENCH_N XNC_BENCH_CIPHERS XNC_BENCH_PLANS XNC_BENCH_ROUNDS \
+	XNC_BENCH_SECS XNC_BENCH_EXTRA_N XNC_BENCH_PROFILE XNC_BENCH_PROFILE_N; do
+	[ -z "${!v+x}" ] || printf '%s="%s" ' "$v" "${!v}"
+done)
+export XNC_BENCH_SETTINGS
 echo "bench: running in the VM (one vCPU, -icount shift=1); progress in $out/bench.log"
 rc=0
 XNC_KO=$out/xfrm_nocache.ko XNC_REF_KO=$ref/xnc_pcpu_ref.ko XNC_QUIET=${XNC_QUIET-1} \
