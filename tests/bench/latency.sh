@@ -22,7 +22,9 @@
 # Writes $XNC_OUT/latency.raw, one line per non-empty bucket of a sample:
 #   scenario round from_ns count
 # and $XNC_OUT/latency.samples, one line per sample:
-#   scenario round forwarded lookups churn_rounds
+#   scenario round forwarded lookups churn_rounds backlog_drops
+# (backlog_drops: packets a full CPU backlog dropped, sink's included: a
+# packet looked up and not forwarded, the lookup not to blame)
 
 set -u
 # shellcheck disable=SC2034 # read by guest.sh, sourced next
@@ -76,7 +78,7 @@ churn() {
 
 # sample SCENARIO ROUND
 sample() {
-	local sc=$1 r=$2 rx0 rx1 l0 l1 cpid= mpid= dpid=
+	local sc=$1 r=$2 rx0 rx1 l0 l1 d0 d1 cpid= mpid= dpid=
 	declare -A h0=() h1=()
 	local from c
 	while read -r from c; do h0[$from]=$c; done < <(hist)
@@ -92,10 +94,10 @@ sample() {
 		churn &
 		cpid=$!
 	fi
-	rx0=$(rx) l0=$(lookups)
+	rx0=$(rx) l0=$(lookups) d0=$(backlog_drops)
 	pg s0 "count $COUNT"
 	pg pgctrl start
-	rx1=$(rx) l1=$(lookups)
+	rx1=$(rx) l1=$(lookups) d1=$(backlog_drops)
 	touch $T/stop
 	if [ -n "$cpid" ]; then
 		wait $cpid || die "$sc round $r: the churn failed"
@@ -108,10 +110,10 @@ sample() {
 		c=$((h1[$from] - ${h0[$from]:-0}))
 		[ $c -eq 0 ] || echo "$sc $r $from $c" >>"$RAW"
 	done
-	echo "$sc $r $((rx1 - rx0)) $((l1 - l0)) $(cat $T/rounds 2>/dev/null || echo 0)" >>"$SAMPLES"
+	echo "$sc $r $((rx1 - rx0)) $((l1 - l0)) $(cat $T/rounds 2>/dev/null || echo 0) $((d1 - d0))" >>"$SAMPLES"
 	[ $((l1 - l0)) -ge $((rx1 - rx0 - 2)) ] ||
 		die "$sc round $r: $((l1 - l0)) lookups for $((rx1 - rx0)) packets"
-	log "$sc round $r: $((rx1 - rx0)) forwarded, $((l1 - l0)) lookups, churn rounds $(cat $T/rounds 2>/dev/null || echo 0)"
+	log "$sc round $r: $((rx1 - rx0)) forwarded, $((l1 - l0)) lookups, churn rounds $(cat $T/rounds 2>/dev/null || echo 0), backlog drops $((d1 - d0))"
 }
 
 : >"$RAW"
