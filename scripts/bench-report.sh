@@ -8,6 +8,7 @@
 #
 #   scripts/bench-report.sh RAW DOCS_DIR [RUN_SECONDS]
 #   XNC_KLINE=6.12 scripts/bench-report.sh RAW DOCS_DIR [RUN_SECONDS]
+#   XNC_BENCH_MERGE=1 scripts/bench-report.sh RAW DOCS_DIR  RAW into the page's
 #   (XNC_BENCH_SETTINGS: the run's own settings, e.g. XNC_BENCH_N="1 32",
 #   put before "make bench" where the report says how to make it again)
 #   scripts/bench-report.sh --profile-only PROFILE_DIR OUT_DIR
@@ -45,6 +46,21 @@ fi
 # again with them
 regen="${XNC_BENCH_SETTINGS:-}$regen"
 mkdir -p "$docs"
+# XNC_BENCH_MERGE=1: RAW's samples replace the page's for the same cipher
+# (plan) and N, the page's others stay (a part of the benchmark at a
+# time, each cell still from one boot); the merged samples beside RAW,
+# where its profile directory is
+merged=
+if [ "${XNC_BENCH_MERGE:-0}" = 1 ] && [ -z "$profile_only" ] && ! [ "$raw" -ef "$docs/$base.raw" ]; then
+	merged=1
+	if [ -f "$docs/$base.raw" ]; then
+		awk 'NR == FNR { run[$1 " " $2] = 1; print; next }
+		     !(($1 " " $2) in run)' "$raw" "$docs/$base.raw" >"$raw.merged"
+	else
+		cp "$raw" "$raw.merged"
+	fi
+	raw=$raw.merged
+fi
 
 # profile_section SRC: the profile's section of the report, on stdout, from
 # SRC: the guest's profile directory, or a TSV bench-profile.py wrote.
@@ -196,7 +212,7 @@ kver=$("$top/scripts/kernel.sh" version)
 	echo "  guest time counts instructions, so packets/s are packets per instruction"
 	echo "  budget, not wall-clock speed. Absolute numbers mean little; ratios do."
 	[ -n "$secs" ] && echo "- Whole run (build, boot, all samples): $((secs / 60)) min $((secs % 60)) s."
-	[ -z "${XNC_BENCH_MERGED:-}" ] ||
+	[ -z "$merged" ] ||
 		echo "- Samples of more than one run (\`XNC_BENCH_MERGE=1\`): each cipher (plan) and N from one boot."
 	echo "- Every kernel's module/stock side by side: [bench-kernels.md](bench-kernels.md)."
 	echo
@@ -513,7 +529,7 @@ kver=$("$top/scripts/kernel.sh" version)
 	# (a run with XNC_BENCH_PROFILE=0 has the directory, saying "off")
 	prof=$(dirname "$raw")/profile
 	if [ "$(cat "$prof/status" 2>/dev/null)" != ok ] && [ -f "$docs/$base-profile.tsv" ] &&
-		{ [ "$(dirname "$raw")" -ef "$docs" ] || [ -n "${XNC_BENCH_MERGED:-}" ]; }; then
+		{ [ "$(dirname "$raw")" -ef "$docs" ] || [ -n "$merged" ]; }; then
 		prof=$docs/$base-profile.tsv
 	fi
 	profile_section "$prof"

@@ -81,19 +81,8 @@ if [ "$profile" = only ]; then
 	echo "bench: profile only; its report in $docs/bench*-profile.md"
 	scripts/bench-report.sh --profile-only "$out/profile" "$docs"
 elif [ "${XNC_BENCH_MERGE:-0}" = 1 ]; then
-	# this run's samples replace the page's for the same cipher (plan)
-	# and N; the page's others stay: a part of the benchmark at a time,
-	# each cell still from one boot
-	base=bench
-	[ "$kline" = 6.1 ] || base=bench-$kline
-	if [ -f "$docs/$base.raw" ]; then
-		awk 'NR == FNR { run[$1 " " $2] = 1; print; next }
-		     !(($1 " " $2) in run)' "$out/bench.raw" "$docs/$base.raw" \
-			>"$out/bench.merged.raw"
-	else
-		cp "$out/bench.raw" "$out/bench.merged.raw"
-	fi
-	XNC_BENCH_MERGED=1 scripts/bench-report.sh "$out/bench.merged.raw" "$docs"
+	# into the page's samples (bench-report.sh): no one run's time
+	scripts/bench-report.sh "$out/bench.raw" "$docs"
 else
 	scripts/bench-report.sh "$out/bench.raw" "$docs" $(( $(date +%s) - start ))
 fi
