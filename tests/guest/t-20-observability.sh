@@ -3,7 +3,8 @@
 # Observability: the latency parameter refuses anything but 0/1 (at load
 # and at runtime), the histogram fills only while on, and the xnc_lookup
 # tracepoint reports each resolution with its fields (xfrms: the SAs
-# resolved, fewer than the templates when one is optional and missing); a
+# resolved, fewer than the templates when one is optional and missing; ns:
+# its duration with latency=1, 0 without: no clock read then); a
 # socket policy whose SA is missing counts as NoStates.  Topology:
 # diff-lib.sh.
 . "$(dirname "$0")/lib.sh"
@@ -60,10 +61,21 @@ echo 0 >$T/events/xfrm_nocache/xnc_lookup/enable
 inum=$(stat -L -c %i /run/netns/a)
 ev=$(grep -m1 "xnc_lookup: netns=$inum family=ipv4 src=10.0.0.1 dst=10.0.0.2 " $T/trace)
 [ -n "$ev" ] || { head -n 20 $T/trace; fail "no xnc_lookup event for a's flow"; }
-echo "$ev" | grep -qE "if_id=0 pols=1 xfrms=1 result=Transformed err=0 ns=[1-9][0-9]*" ||
-	fail "unexpected event fields: $ev"
+# latency=0: no clock read, so no duration
+echo "$ev" | grep -qE "if_id=0 pols=1 xfrms=1 result=Transformed err=0 ns=0$" ||
+	fail "unexpected event fields (latency=0): $ev"
 n=$(grep -c "xnc_lookup: netns=$inum family=ipv4 src=10.0.0.1 dst=10.0.0.2 .*result=Transformed" $T/trace)
 expect_eq "events for 3 datagrams" "$n" 3
+# latency=1: every event has its resolution's duration
+echo >$T/trace
+echo 1 >$P
+echo 1 >$T/events/xfrm_nocache/xnc_lookup/enable
+udp a 10.0.0.2 >/dev/null
+echo 0 >$T/events/xfrm_nocache/xnc_lookup/enable
+echo 0 >$P
+evs=$(grep "xnc_lookup: netns=$inum family=ipv4 src=10.0.0.1 dst=10.0.0.2 .*result=Transformed" $T/trace)
+expect_eq "events for 3 datagrams, latency=1" "$(echo "$evs" | grep -c .)" 3
+echo "$evs" | grep -vqE " ns=[1-9][0-9]*$" && fail "an event without its duration (latency=1): $evs"
 # the operator's view: rates over 1 s while traffic flows (from before
 # xnc-stats starts until it is done, however long that takes)
 ip netns exec a ping -q -i 0.05 10.0.0.2 >/dev/null &
