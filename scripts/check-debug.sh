@@ -28,8 +28,10 @@
 #
 # Environment: XNC_OUT (default tests/out/debug-<date>-<pid>),
 # XNC_TEST_TIMEOUT (VM seconds, default 4 x tests/run.sh's: the debug
-# kernel is that much slower), XNC_SLOW (default 4: the same factor for the
-# tests' own time limits, see tests/guest/lib.sh), XNC_STRESS_MANY (default
+# kernel is that much slower), XNC_SLOW (default 4, 12 on a real-time
+# line: the same factor for the tests' own time limits, see
+# tests/guest/lib.sh; the real-time debug kernel took 2.7 times as long as
+# the other one for the same test), XNC_STRESS_MANY (default
 # 2000: SAs and policies loaded at once by the stress suite, 10,000 in make
 # check) and XNC_OFFLOAD_CYCLES (default 50 down/up cycles, 200 in make
 # check): on this kernel each costs 10 to 25 times as much, and what they
@@ -66,6 +68,8 @@ fi
 # kernel built, its headers, tests/run.sh)
 kline=$(env -u XNC_KERNEL scripts/kernel.sh name) || exit 2
 export XNC_KLINE=$kline
+slow=4
+case $kline in *-rt) slow=12 ;; esac
 
 kernel=$(scripts/debug-kernel.sh)
 kdir=$(XNC_KERNEL=$kernel scripts/kernel.sh kdir)
@@ -99,7 +103,7 @@ build klp-other "$top/tests/tools/klp-other" Kbuild '*.c'
 echo "check-debug: $(cat "$kernel/kernelrelease") from $kernel; results in $out"
 run() { # PATTERN DIR: one boot, its own kmemleak scan; prints its summary
 	mkdir -p "$2"
-	XNC_KERNEL=$kernel XNC_KLINES=$kline XNC_OUT=$2 XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 XNC_SLOW=${XNC_SLOW:-4} \
+	XNC_KERNEL=$kernel XNC_KLINES=$kline XNC_OUT=$2 XNC_HOST_TESTS=0 XNC_KMEMLEAK=1 XNC_SLOW=${XNC_SLOW:-$slow} \
 		XNC_STRESS_MANY=${XNC_STRESS_MANY:-2000} XNC_OFFLOAD_CYCLES=${XNC_OFFLOAD_CYCLES:-50} \
 		XNC_KO=$out/mod/xfrm_nocache.ko XNC_OTHER_KO=$out/klp-other/xnc_klp_other.ko \
 		XNC_TEST_TIMEOUT=${XNC_TEST_TIMEOUT:-19200} \
