@@ -287,7 +287,9 @@ kver=$("$top/scripts/kernel.sh" version)
 	# The reading of the 6.1 run (docs/bench.md) in the words it was first
 	# written in, each finding checked against the data (a finding the
 	# data no longer bear out is said the other way); on another line the
-	# same points, stating what its own run measured
+	# same points, stating what its own run measured.  A partial run (some
+	# ciphers, some N) is read by what it ran: no cipher it did not run,
+	# its most N where a whole run has 10000, no point whose cells it lacks
 	awk -v kl="$kline" '
 		{ r[$1 " " $2 " " $3] = $11; n1[$1 " " $2 " " $3] = $12 }
 		# the N > 1 measured for cipher c, variant v, ascending, into
@@ -316,110 +318,200 @@ kver=$("$top/scripts/kernel.sh" version)
 		function first(c, v,   p) { return picks(c, v, p) ? p[1] : 1 }
 		function last(c, v,   p, n) { n = picks(c, v, p); return n ? p[n] : 1 }
 		END {
-			mlo = lo("null", "module"); if (lo("gcm", "module") < mlo) mlo = lo("gcm", "module")
-			mhi = hi("null", "module"); if (hi("gcm", "module") > mhi) mhi = hi("gcm", "module")
-			printf "- **module vs stock**: %+.1f%% to %+.1f%% (null), %+.1f%% to %+.1f%% (gcm) across N:\n",
-			    100 * (lo("null", "module") - 1), 100 * (hi("null", "module") - 1),
-			    100 * (lo("gcm", "module") - 1), 100 * (hi("gcm", "module") - 1)
-			# what the module saves (the sub policy search stock makes
-			# on every lookup) against what it costs (entering through
-			# the livepatch: ftrace trampoline and klp handler; the
-			# per-CPU counters), said by the sign of the result
-			if (mlo > 1)
-				print "  faster than stock: the sub policy search it skips outweighs entering the\n  replacement through the livepatch (ftrace trampoline and klp handler) and\n  the per-CPU counters"
-			else if (mhi < 1)
-				print "  the cost of entering the replacement through the livepatch (ftrace\n  trampoline and klp handler) and of the per-CPU counters, more than the sub\n  policy search it skips saves"
-			else
-				print "  what the skipped sub policy search saves and what entering the replacement\n  through the livepatch (ftrace trampoline and klp handler) and the per-CPU\n  counters cost about cancel"
-			if (kl == "6.1") {
-				# "does not grow": N=10000 within half a percent of N=1
-				if (r["null 10000 module"] - r["null 1 module"] > -0.005 &&
-				    r["gcm 10000 module"] - r["gcm 1 module"] > -0.005)
+			# the ciphers with module samples, null first; the first
+			# with more than one N (null in a whole run) is the one the
+			# prose quotes at its least and most N
+			split("null gcm", cs, " ")
+			nc = 0; c0 = ""; grew = 0; flat = 1; mlo = 9; mhi = 0; mv = ""
+			for (q = 1; q <= 2; q++)
+				if (nhi(cs[q], "module")) cl[++nc] = cs[q]
+			for (q = 1; q <= nc; q++) {
+				c = cl[q]; a = nlo(c, "module"); z = nhi(c, "module")
+				if (z > a) {
+					grew = 1
+					if (c0 == "") c0 = c
+					# "does not grow": the most N within half a
+					# percent of the least
+					if (!(r[c " " z " module"] - r[c " " a " module"] > -0.005)) flat = 0
+				}
+			}
+			if (c0 == "") c0 = cl[1]
+			for (q = 1; q <= nc; q++) {
+				c = cl[q]; a = nlo(c, "module"); z = nhi(c, "module")
+				if (lo(c, "module") < mlo) mlo = lo(c, "module")
+				if (hi(c, "module") > mhi) mhi = hi(c, "module")
+				if (z > a)
+					s = sprintf("%+.1f%% to %+.1f%% (%s)", 100 * (lo(c, "module") - 1), 100 * (hi(c, "module") - 1), c)
+				else
+					s = sprintf("%+.1f%% (%s, N=%d)", 100 * (lo(c, "module") - 1), c, z)
+				mv = mv (q > 1 ? ", " : "") s
+			}
+			if (nc) {
+				printf "- **module vs stock**: %s%s:\n", mv, grew ? " across N" : ""
+				# what the module saves (the sub policy search stock
+				# makes on every lookup) against what it costs
+				# (entering through the livepatch: ftrace trampoline
+				# and klp handler; the per-CPU counters), said by the
+				# sign of the result
+				if (mlo > 1)
+					print "  faster than stock: the sub policy search it skips outweighs entering the\n  replacement through the livepatch (ftrace trampoline and klp handler) and\n  the per-CPU counters"
+				else if (mhi < 1)
+					print "  the cost of entering the replacement through the livepatch (ftrace\n  trampoline and klp handler) and of the per-CPU counters, more than the sub\n  policy search it skips saves"
+				else
+					print "  what the skipped sub policy search saves and what entering the replacement\n  through the livepatch (ftrace trampoline and klp handler) and the per-CPU\n  counters cost about cancel"
+				if (kl == "6.1" && grew && flat)
 					print "  (it does not change with N)."
 				else
-					printf "  (%s x stock at N=1, %s at N=10000, null).\n",
-					    r["null 1 module"], r["null 10000 module"]
-				printf "- **module N=10000 vs N=1**: %s (null), %s (gcm): ",
-				    n1["null 10000 module"], n1["gcm 10000 module"]
-				if (n1["null 10000 module"] >= 0.99 && n1["gcm 10000 module"] >= 0.99) {
-					print "flat, because nothing is"
-					print "  cached there is no hit rate to fall; the policy and SA lookups are hashed."
-				} else {
-					print "it falls, although"
-					print "  nothing is cached (no hit rate to fall) and the policy and SA lookups are hashed."
+					span(c0)
+			}
+			# the module at its most N against N=1, each cipher that
+			# has both; a cipher whose most N is not that of the first
+			# says its own
+			mn = ""; z0 = 0; nb = 0; fl = 1
+			for (q = 1; q <= nc; q++) {
+				c = cl[q]; z = nhi(c, "module")
+				if (z < 2 || !has(c, 1, "module")) continue
+				if (!nb++) z0 = z
+				mn = mn (nb > 1 ? ", " : "") n1[c " " z " module"] " (" c (z != z0 ? ", N=" z : "") ")"
+				if (!(n1[c " " z " module"] >= 0.99)) fl = 0
+			}
+			# pcpu-ref at N=1, each cipher that has it; the first (null in
+			# a whole run) is the one followed as N grows
+			np = 0; ahead = 1; pv = ""; pw = ""
+			for (q = 1; q <= 2; q++) {
+				c = cs[q]
+				if (!has(c, 1, "pcpu-ref")) continue
+				pl[++np] = c
+				if (!(r[c " 1 pcpu-ref"] > 1)) ahead = 0
+				pv = pv (np > 1 ? ", " r[c " 1 pcpu-ref"] " " c : r[c " 1 pcpu-ref"] " x stock " c)
+				pw = pw (np > 1 ? ", " r[c " 1 pcpu-ref"] " (" c ")" : r[c " 1 pcpu-ref"] " x stock (" c ")")
+			}
+			p0 = np ? pl[1] : ""
+			zm = p0 != "" ? nhi(p0, "module") : 0
+			zb = p0 != "" ? both(p0) : 0
+			if (kl == "6.1") {
+				if (nb) {
+					printf "- **module N=%d vs N=1**: %s: ", z0, mn
+					if (fl) {
+						print "flat, because nothing is"
+						print "  cached there is no hit rate to fall; the policy and SA lookups are hashed."
+					} else {
+						print "it falls, although"
+						print "  nothing is cached (no hit rate to fall) and the policy and SA lookups are hashed."
+					}
 				}
-				ahead = r["null 1 pcpu-ref"] > 1 && r["gcm 1 pcpu-ref"] > 1
-				printf "- **pcpu-ref** is %s at N=1 (%s x stock null, %s gcm: every packet hits\n",
-				    ahead ? "ahead" : "not ahead even", r["null 1 pcpu-ref"], r["gcm 1 pcpu-ref"]
-				falls = n1["null " first("null", "pcpu-ref") " pcpu-ref"] < 0.95
+				if (!np)
+					exit
+				printf "- **pcpu-ref** is %s at N=1 (%s: every packet hits\n",
+				    ahead ? "ahead" : "not ahead even", pv
+				if (!picks(p0, "pcpu-ref")) {
+					print "  and skips building the bundle); it was measured at no N > 1."
+					exit
+				}
+				falls = n1[p0 " " first(p0, "pcpu-ref") " pcpu-ref"] < 0.95
 				printf "  and skips building the bundle), and %s as soon as tunnels interleave:\n",
 				    ahead ? (falls ? "loses that" : "keeps most of it") : (falls ? "falls further" : "stays there")
-				printf "  %s (null); the hit rate\n", rates("null", "pcpu-ref")
-				b = behind("null")
+				printf "  %s (%s); the hit rate\n", rates(p0, "pcpu-ref"), p0
+				b = behind(p0)
 				if (b != "") {
 					printf "  is 1/N with random destinations. From N=%s on it is behind the uncached\n", b
-					printf "  module (%s vs %s x stock at N=10000, null): every miss pays the comparison and\n",
-					    r["null 10000 pcpu-ref"], r["null 10000 module"]
-					lr = n1["null " last("null", "pcpu-ref") " pcpu-ref"]
-					if (ahead && lr <= n1["null " first("null", "pcpu-ref") " pcpu-ref"]) {
+					printf "  module (%s vs %s x stock at N=%d, %s): every miss pays the comparison and\n",
+					    r[p0 " " zm " pcpu-ref"], r[p0 " " zm " module"], zm, p0
+					lr = n1[p0 " " last(p0, "pcpu-ref") " pcpu-ref"]
+					if (ahead && lr <= n1[p0 " " first(p0, "pcpu-ref") " pcpu-ref"]) {
 						print "  the swap of the slot on top of a full resolution. That is the seed'"'"'s shape:"
 						print "  ahead for one flow, behind with many tunnels, falling with N."
 					} else {
 						print "  the swap of the slot on top of a full resolution."
 					}
-				} else {
+				} else if (zb) {
 					print "  is 1/N with random destinations. It is not behind the uncached module at"
-					printf "  every N from some N on: %s vs %s x stock at N=10000 (null).\n",
-					    r["null 10000 pcpu-ref"], r["null 10000 module"]
+					printf "  every N from some N on: %s vs %s x stock at N=%d (%s).\n",
+					    r[p0 " " zb " pcpu-ref"], r[p0 " " zb " module"], zb, p0
+				} else {
+					print "  is 1/N with random destinations."
 				}
 				exit
 			}
-			printf "  (%s x stock at N=1, %s at N=10000, null).\n",
-			    r["null 1 module"], r["null 10000 module"]
-			printf "- **module N=10000 vs N=1**: %s (null), %s (gcm): nothing is cached, so there\n",
-			    n1["null 10000 module"], n1["gcm 10000 module"]
-			print "  is no hit rate to fall; the policy and SA lookups are hashed."
-			printf "- **pcpu-ref** at N=1: %s x stock (null), %s (gcm): every packet hits and\n",
-			    r["null 1 pcpu-ref"], r["gcm 1 pcpu-ref"]
+			if (nb) {
+				printf "- **module N=%d vs N=1**: %s: nothing is cached, so there\n", z0, mn
+				print "  is no hit rate to fall; the policy and SA lookups are hashed."
+			}
+			if (!np)
+				exit
+			printf "- **pcpu-ref** at N=1: %s: every packet hits and\n", pw
+			if (!picks(p0, "pcpu-ref")) {
+				print "  skips building the bundle; it was measured at no N > 1."
+				exit
+			}
 			print "  skips building the bundle. With N tunnels interleaved the hit rate is 1/N"
-			printf "  (random destinations): %s (null).\n", rates("null", "pcpu-ref")
-			b = behind("null")
+			printf "  (random destinations): %s (%s).\n", rates(p0, "pcpu-ref"), p0
+			b = behind(p0)
 			if (b != "") {
 				printf "  From N=%s on it is behind the uncached module (%s vs %s x stock at\n",
-				    b, r["null 10000 pcpu-ref"], r["null 10000 module"]
-				print "  N=10000, null): every miss pays the comparison and the swap of the slot"
+				    b, r[p0 " " zm " pcpu-ref"], r[p0 " " zm " module"]
+				printf "  N=%d, %s): every miss pays the comparison and the swap of the slot\n", zm, p0
 				print "  on top of a full resolution."
-			} else {
-				printf "  At N=10000 (null) it is at %s x stock, the uncached module at %s.\n",
-				    r["null 10000 pcpu-ref"], r["null 10000 module"]
+			} else if (zb) {
+				printf "  At N=%d (%s) it is at %s x stock, the uncached module at %s.\n",
+				    zb, p0, r[p0 " " zb " pcpu-ref"], r[p0 " " zb " module"]
 			}
 		}
-		function lo(c, v,   k, m, x) { m = 9; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && r[k] < m) m = r[k] } return m }
-		function hi(c, v,   k, m, x) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && r[k] > m) m = r[k] } return m }
+		# "(1.005 x stock at N=1, 1.007 at N=10000, null)": the module at
+		# the least and the most N measured for cipher c
+		function span(c,   a, z) {
+			a = nlo(c, "module"); z = nhi(c, "module")
+			if (z > a)
+				printf "  (%s x stock at N=%d, %s at N=%d, %s).\n", r[c " " a " module"], a, r[c " " z " module"], z, c
+			else
+				printf "  (%s x stock at N=%d, %s).\n", r[c " " a " module"], a, c
+		}
+		# whether cipher c, variant v was measured at N (a ratio to stock)
+		function has(c, n, v,   k) { k = c " " n " " v; return (k in r) && r[k] != "-" && r[k] != "" }
+		# the least and the most N measured for cipher c, variant v; 0 when none
+		function nlo(c, v,   k, x, m) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && r[k] != "-" && r[k] != "" && (!m || x[2] + 0 < m)) m = x[2] + 0 } return m }
+		function nhi(c, v,   k, x, m) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && r[k] != "-" && r[k] != "" && x[2] + 0 > m) m = x[2] + 0 } return m }
+		# the most N at which both module and pcpu-ref were measured for
+		# cipher c; 0 when none
+		function both(c,   k, x, m) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == "module" && has(c, x[2], "module") && has(c, x[2], "pcpu-ref") && x[2] + 0 > m) m = x[2] + 0 } return m }
+		function lo(c, v,   k, m, x) { m = 9; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && r[k] != "-" && r[k] != "" && r[k] < m) m = r[k] } return m }
+		function hi(c, v,   k, m, x) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && r[k] != "-" && r[k] != "" && r[k] > m) m = r[k] } return m }
 		# the least N from which on pcpu-ref is behind the module at every
 		# N measured, or ""
-		function behind(c,   k, x, ns, n, i, j, t, p, m, from) {
+		# (has(): no look-up of a cell that was not measured, which would
+		# add it to r)
+		function behind(c,   k, x, ns, n, i, j, t, from) {
 			n = 0
 			for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == "module") ns[++n] = x[2] + 0 }
 			for (i = 2; i <= n; i++)
 				for (j = i; j > 1 && ns[j - 1] > ns[j]; j--) { t = ns[j]; ns[j] = ns[j - 1]; ns[j - 1] = t }
 			from = ""
 			for (i = n; i >= 1; i--) {
-				p = r[c " " ns[i] " pcpu-ref"]; m = r[c " " ns[i] " module"]
-				if (p == "" || m == "" || p + 0 >= m + 0) break
+				if (!has(c, ns[i], "pcpu-ref") || !has(c, ns[i], "module") ||
+				    r[c " " ns[i] " pcpu-ref"] + 0 >= r[c " " ns[i] " module"] + 0) break
 				from = ns[i]
 			}
 			return from
 		}
 	' "$tab"
-	# module against pcpu-ref at the most tunnels, null
-	pen=$(awk '$1 == "null" && $2 == 10000 { v[$3] = $4 }
-		END { if (v["module"] && v["pcpu-ref"])
-			printf "%.1f", 100 * (v["module"] - v["pcpu-ref"]) / v["module"] }' "$tab")
+	# module against pcpu-ref at the most tunnels both were measured
+	# with (N > 1), null, else gcm: "PERCENT N CIPHER", or nothing
+	read -r pen pn pc <<<"$(awk '($1 == "null" || $1 == "gcm") && $2 > 1 && ($3 == "module" || $3 == "pcpu-ref") {
+			v[$1 " " $2 " " $3] = $4 }
+		END { split("null gcm", cs, " ")
+			for (q = 1; q <= 2; q++) {
+				c = cs[q]; n = 0
+				for (k in v) { split(k, x, " ")
+					if (x[1] == c && x[3] == "module" && v[k] && (c " " x[2] " pcpu-ref") in v && v[c " " x[2] " pcpu-ref"] && x[2] + 0 > n) n = x[2] + 0 }
+				if (n) {
+					printf "%.1f %d %s\n", 100 * (v[c " " n " module"] - v[c " " n " pcpu-ref"]) / v[c " " n " module"], n, c
+					exit
+				}
+			} }' "$tab")"
 	case $pen in
-	'') why="'s penalty with many tunnels is small here** (on" ;;
-	-* | 0.0) why=" costs nothing with many tunnels here** (N=10000, null: pcpu-ref ${pen#-}% ahead; on" ;;
-	*) why="'s penalty with many tunnels is only $pen% here** (N=10000, null; on" ;;
+	'') why="'s penalty with many tunnels would be small here** (not measured in this run: no N > 1 with both pcpu-ref and the module; on" ;;
+	-* | 0.0) why=" costs nothing with many tunnels here** (N=$pn, $pc: pcpu-ref ${pen#-}% ahead; on" ;;
+	*) why="'s penalty with many tunnels is only $pen% here** (N=$pn, $pc; on" ;;
 	esac
 	echo "- **Why the cache$why"
 	echo "  the seed's 30-tunnel router, 4.14's cache cost -20% where no cache cost -5%):"
@@ -434,7 +526,10 @@ kver=$("$top/scripts/kernel.sh" version)
 				if ($2 > n) n = $2
 				r[$2 " " $3] = $12; if ($3 == "module") v[$2] = $11 }
 			END {
-				if (!n) exit
+				# (nothing to say without N=1 and a greater N,
+				# each with both)
+				if (n < 2 || !((n " stock") in r) || !((n " module") in r) ||
+				    r[n " stock"] == "-" || r[n " module"] == "-") exit
 				printf "- **hub-and-spoke plan** (%s): at N=%d stock keeps %s of its N=1 rate, the module %s (module/stock %s): the SA lookup is the kernel'"'"'s in both, and its hash of consecutive spoke addresses with reqids given in the same order is what this plan measures.\n",
 				    substr(c, 1, length(c) - 4), n, r[n " stock"], r[n " module"], v[n]
 			}' "$tab" | fold -s -w 78 | sed '1!s/^/  /; s/ *$//'
