@@ -93,12 +93,32 @@ if grep -q 'netif_carrier_off(dev);' "$nsim_netdev"; then
 		die "could not give unlinked ports their carrier in $nsim_netdev"
 fi
 
+# Debian's 6.1-rt headers are not linux-source-6.1's tree: the real-time
+# patch set brings 6.2's u64_stats rework, which dropped the _irq readers
+# that 6.1's netdevsim still calls (on 64-bit they were the plain ones).
+# Map them to the plain ones where the headers have no _irq variant.
+# The header is in the tree itself (a debug kernel, a tree of one's own),
+# behind "source" (a build directory made with O=), or in the directory
+# whose Makefile Debian's per-flavour one includes (linux-headers-*-common).
+u64h=
+for d in "$kdir" "$kdir/source" \
+	"$(sed -n 's|^include \(/.*\)/Makefile$|\1|p' "$kdir/Makefile" 2>/dev/null | head -n 1)"; do
+	[ -n "$d" ] && [ -f "$d/include/linux/u64_stats_sync.h" ] &&
+		{ u64h=$d/include/linux/u64_stats_sync.h; break; }
+done
+kcflags=
+if [ -n "$u64h" ] && ! grep -q 'u64_stats_fetch_begin_irq' "$u64h" &&
+	grep -q 'u64_stats_fetch_begin_irq' "$tmp/netdevsim/netdev.c"; then
+	kcflags="-Du64_stats_fetch_begin_irq=u64_stats_fetch_begin"
+	kcflags="$kcflags -Du64_stats_fetch_retry_irq=u64_stats_fetch_retry"
+fi
+
 # The headers' .config has CONFIG_NETDEVSIM unset; setting it on the command
 # line is enough for its Makefile.  Everything else it wants is there and
 # exported: CONFIG_XFRM_OFFLOAD=y (ipsec.c, the part we need),
 # CONFIG_BPF_SYSCALL=y (bpf.c), CONFIG_PSAMPLE=m (psample.c), devlink and
 # debugfs built in.  So the whole driver is built, nothing left out.
-make -C "$kdir" M="$tmp/netdevsim" CONFIG_NETDEVSIM=m modules >"$tmp/build.log" 2>&1 || {
+make -C "$kdir" M="$tmp/netdevsim" CONFIG_NETDEVSIM=m KCFLAGS="$kcflags" modules >"$tmp/build.log" 2>&1 || {
 	tail -n 30 "$tmp/build.log" >&2
 	die "build failed"
 }
