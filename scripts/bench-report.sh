@@ -466,16 +466,17 @@ kver=$("$top/scripts/kernel.sh" version)
 			else
 				printf "  (%s x stock at N=%d, %s).\n", r[c " " a " module"], a, c
 		}
-		# whether cipher c, variant v was measured at N (a ratio to stock)
-		function has(c, n, v,   k) { k = c " " n " " v; return (k in r) && r[k] != "-" && r[k] != "" }
+		# whether cell k ("cipher N variant") was measured (a ratio to stock)
+		function ok(k) { return (k in r) && r[k] != "-" && r[k] != "" }
+		function has(c, n, v) { return ok(c " " n " " v) }
 		# the least and the most N measured for cipher c, variant v; 0 when none
-		function nlo(c, v,   k, x, m) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && r[k] != "-" && r[k] != "" && (!m || x[2] + 0 < m)) m = x[2] + 0 } return m }
-		function nhi(c, v,   k, x, m) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && r[k] != "-" && r[k] != "" && x[2] + 0 > m) m = x[2] + 0 } return m }
+		function nlo(c, v,   k, x, m) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && ok(k) && (!m || x[2] + 0 < m)) m = x[2] + 0 } return m }
+		function nhi(c, v,   k, x, m) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && ok(k) && x[2] + 0 > m) m = x[2] + 0 } return m }
 		# the most N at which both module and pcpu-ref were measured for
 		# cipher c; 0 when none
 		function both(c,   k, x, m) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == "module" && has(c, x[2], "module") && has(c, x[2], "pcpu-ref") && x[2] + 0 > m) m = x[2] + 0 } return m }
-		function lo(c, v,   k, m, x) { m = 9; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && r[k] != "-" && r[k] != "" && r[k] < m) m = r[k] } return m }
-		function hi(c, v,   k, m, x) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && r[k] != "-" && r[k] != "" && r[k] > m) m = r[k] } return m }
+		function lo(c, v,   k, m, x) { m = 9; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && ok(k) && r[k] < m) m = r[k] } return m }
+		function hi(c, v,   k, m, x) { m = 0; for (k in r) { split(k, x, " "); if (x[1] == c && x[3] == v && ok(k) && r[k] > m) m = r[k] } return m }
 		# the least N from which on pcpu-ref is behind the module at every
 		# N measured, or ""
 		# (has(): no look-up of a cell that was not measured, which would
