@@ -30,8 +30,8 @@
 # XNC_TEST_TIMEOUT (VM seconds, default 4 x tests/run.sh's: the debug
 # kernel is that much slower), XNC_SLOW (default 4, 12 on a real-time
 # line: the same factor for the tests' own time limits, see
-# tests/guest/lib.sh; the real-time debug kernel took 2.7 times as long as
-# the other one for the same test), XNC_STRESS_MANY (default
+# tests/guest/lib.sh; the real-time debug kernel took 1.4 to 2.7 times as
+# long as the other one for the same test), XNC_STRESS_MANY (default
 # 2000: SAs and policies loaded at once by the stress suite, 10,000 in make
 # check) and XNC_OFFLOAD_CYCLES (default 50 down/up cycles, 200 in make
 # check): on this kernel each costs 10 to 25 times as much, and what they
