@@ -29,7 +29,9 @@ and, optionally, per N and variant:
                             argument (type=1: SUB, 0: MAIN) with its
                             callchain: which call site passes which type
   status                    "ok", or why the profile was not measured
-  info                      key=value lines (period_ns=, perf=, kernel=)
+  info                      key=value lines (period_ns=, cipher=, perf=,
+                            kernel=); cipher= null (the default: a profile
+                            from before it was recorded) or gcm
 
 Outputs: --tsv, "# key=value" lines (period_ns, shift, split, ...), one
 line per (N, variant, phase): n variant phase samples instr_per_pkt pm
@@ -115,13 +117,19 @@ PHASE_DOC = {
     "glue": "`__xfrm_route_forward` (with its flow decode), `xfrm_lookup*`, "
             "stock's `xfrm_bundle_lookup`; the module's `xnc_*` functions, "
             "the livepatch's ftrace trampoline and `klp_ftrace_handler`",
-    "esp": "`xfrm4_output`, `xfrm_output*`, `esp_output*`, the crypto",
+    "esp": "`xfrm4_output`, `xfrm_output*`, `esp_output*`, the crypto "
+           "(`cipher_null`'s, or AES-GCM's: `crypto_*`, `gcm_*`, `ghash_*`, "
+           "`aesni_*`, `aes_gcm_*`, `scatterwalk_*`, ..., in cryptd's worker "
+           "too)",
     "fwd": "pktgen, veth, `net_rx_action`, `ip_rcv`, `ip_forward`, the "
            "ESP packet's `ip_output` and transmit, the sink's receive "
            "(its `xfrm_input` too)",
     "other": "under none of these: softirq and interrupt entries (timers), "
              "user space (perf), RCU's grace periods",
 }
+# the profiled cipher (info's cipher=, XNC_BENCH_PROFILE_CIPHER) as the
+# report names it
+CIPHERS = {"null": "ESP null", "gcm": "AES-GCM"}
 BYTYPE = "xfrm_policy_lookup_bytype"
 TYPE_SUB, TYPE_MAIN = 1, 0
 
@@ -178,10 +186,27 @@ MARKERS = [
         "xfrm4_beet_encap_add", "xfrm6_beet_encap_add",
         "xfrm4_transport_output", "xfrm6_transport_output",
         "xfrm_skb_check_space", "xfrm_dev_direct_output",
-        "validate_xmit_xfrm", "null_skcipher_crypt", "null_crypt",
+        "validate_xmit_xfrm",
+        # the crypto: cipher_null's
+        "null_skcipher_crypt", "null_crypt",
         "null_init", "null_update", "null_final", "null_digest",
+        # AES-GCM's (rfc4106(gcm(aes))), wherever it runs: cryptd's
+        # worker too, with no esp_output on its stack (simd_aead_encrypt
+        # defers there when the softirq cannot use the FPU, or requests
+        # wait there already)
+        "__crypto_xor", "aes_encrypt", "ctr_crypt", "memcpy_sglist",
+        "__clmul_gf128mul_ble",
     ], [
         "esp_output", "esp4_", "xfrm_output", "crypto_",
+        # AES-NI: 6.1's helper_rfc4106_encrypt, gcmaes_crypt_by_sg,
+        # aesni_gcm_enc_update_avx_gen4; 6.12's rfc4106_encrypt_aesni_avx,
+        # gcm_process_assoc, aes_gcm_enc_update_aesni_avx
+        "helper_rfc4106_", "gcmaes_", "generic_gcmaes_", "rfc4106_",
+        "aesni_", "_aesni_", "aes_gcm_", "aes_ctr_enc_", "clmul_ghash_",
+        # generic: crypto/gcm.c's gcm_hash_*, ghash_update, gf128mul_4k_lle
+        # (and the SIMD and cryptd wrappers, lib/crypto's aesgcm)
+        "gcm_", "ghash_", "gf128mul_", "scatterwalk_", "skcipher_walk_",
+        "simd_aead_", "cryptd_", "aesgcm_",
     ]),
     ("fwd", [
         "ip_forward", "ip_forward_finish", "ip_rcv", "ip_rcv_core",
@@ -529,7 +554,8 @@ def write_tsv(m, path):
     rows = m.rows()
     with open(path, "w") as f:
         f.write("# xfrm_nocache benchmark profile (scripts/bench-profile.py)\n")
-        for k in ("period_ns", "shift", "rounds", "kernel", "perf", "split", "sites"):
+        for k in ("period_ns", "shift", "rounds", "cipher", "kernel", "perf", "split",
+                  "sites"):
             if k in m.meta:
                 f.write("# %s=%s\n" % (k, m.meta[k]))
         for n in m.notes:
@@ -595,6 +621,12 @@ def write_plot(m, path):
                 "%.1f" % m.ph[key].get(ph, (0, 0.0))[1] for ph, _ in rows) + "\n")
 
 
+def cipher_label(meta):
+    """The profiled cipher, as the report names it"""
+    c = meta.get("cipher", "null")
+    return CIPHERS.get(c, "ESP " + c)
+
+
 def render(m):
     """The report's table and notes, markdown."""
     rows = m.rows()
@@ -644,7 +676,7 @@ def render(m):
     files = sorted({c["files"] for c in m.cell.values()})
     md.append("")
     md.append(
-        "Guest instructions per forwarded packet, by phase (ESP null). The "
+        "Guest instructions per forwarded packet, by phase (%s). The "
         "module's own functions count as lookup glue; the kernel's that it "
         "calls (policy lookup, bundle build) count in their phases, as for "
         "stock. Each column adds up %s "
@@ -655,6 +687,7 @@ def render(m):
         "received; ± is the Poisson error of its sample count, "
         "sqrt(samples): the sampling noise alone, not the run-to-run "
         "variation. A difference well inside its ± is noise." % (
+            cipher_label(m.meta),
             " or ".join(str(x) for x in files), "" if files == [1] else "s",
             period or "PERIOD", fmt(int(period)) if period else "PERIOD",
             fmt(int(period) / 2 ** shift) if period else "PERIOD / 2", shift))

@@ -68,7 +68,7 @@ fi
 # no profile to show (they would be another run's).
 profile_section() {
 	local src=$1 ptsv=$docs/$base-profile.tsv png=$docs/$base-profile.png
-	local md=$docs/$base-profile.md.tmp dat=$docs/$base-profile.dat.tmp rc=0 ncol
+	local md=$docs/$base-profile.md.tmp dat=$docs/$base-profile.dat.tmp rc=0 ncol cipher
 	echo "## Where a packet's instructions go"
 	echo
 	if [ -f "$src" ]; then
@@ -92,6 +92,14 @@ profile_section() {
 	cat "$md"
 	rm -f "$md"
 	echo
+	# the profiled cipher, named as bench-profile.py's report names it (a
+	# TSV from before it was recorded is null's)
+	cipher=$(sed -n 's/^# cipher=//p' "$ptsv")
+	case ${cipher:-null} in
+	null) cipher="ESP null" ;;
+	gcm) cipher=AES-GCM ;;
+	*) cipher="ESP $cipher" ;;
+	esac
 	if command -v gnuplot >/dev/null; then
 		# columns: cell, then the phases in the report's order, the
 		# lookup's own first; the last three are ESP output, the rest of
@@ -109,7 +117,7 @@ profile_section() {
 		gnuplot <<GNUPLOT
 set terminal pngcairo size 1300,600 font ",10" noenhanced
 set output "$png"
-set multiplot title "Guest instructions per forwarded packet, by phase$on (ESP null; perf cpu-clock samples under -icount shift=1)"
+set multiplot title "Guest instructions per forwarded packet, by phase$on ($cipher; perf cpu-clock samples under -icount shift=1)"
 set datafile separator "\t"
 set style data histograms
 set style histogram rowstacked

@@ -38,7 +38,8 @@
 #
 # Then the profile (XNC_BENCH_PROFILE: 1, the default: after the throughput
 # blocks; only: alone, no throughput; 0: none): for N in
-# XNC_BENCH_PROFILE_N (1 1024), ESP null, the variants of
+# XNC_BENCH_PROFILE_N (1 1024), ESP with XNC_BENCH_PROFILE_CIPHER (null, or
+# gcm: AES-GCM; scripts/bench.sh refuses any other), the variants of
 # XNC_BENCH_PROFILE_VARIANTS (stock module; any of the benchmark's, e.g.
 # module-trace) interleaved over XNC_BENCH_PROFILE_ROUNDS (2) rounds, one pktgen sample each under
 # `perf record -a -g -e cpu-clock -c XNC_BENCH_PROFILE_PERIOD` (500000 ns
@@ -53,7 +54,8 @@
 #                            xfrm_policy_lookup_bytype recording its type
 #                            argument with its callchain (round 1 only):
 #                            which call site searches which policy type
-#   info, status             period and versions; "ok" or why not measured
+#   info, status             period, cipher and versions; "ok" or why not
+#                            measured
 # perf is the host's (Debian 12's linux-perf, 6.1), seen over 9p; perf
 # script runs in the guest while the variant is still loaded, so module
 # symbols resolve through /proc/kallsyms.  A profile that cannot be taken
@@ -71,6 +73,7 @@ ROUNDS=${XNC_BENCH_ROUNDS:-7}
 SECS=${XNC_BENCH_SECS:-2}		# guest seconds per sample
 PROFILE=${XNC_BENCH_PROFILE:-1}
 PROFILE_N=${XNC_BENCH_PROFILE_N:-1 1024}
+PROFILE_CIPHER=${XNC_BENCH_PROFILE_CIPHER:-null}
 PROFILE_ROUNDS=${XNC_BENCH_PROFILE_ROUNDS:-2}
 read -ra PROFILE_VARIANTS <<<"${XNC_BENCH_PROFILE_VARIANTS:-stock module}"
 PROFILE_PERIOD=${XNC_BENCH_PROFILE_PERIOD:-500000}	# ns of guest time
@@ -334,6 +337,7 @@ profile_check() {
 	{
 		echo "period_ns=$PROFILE_PERIOD"
 		echo "rounds=$PROFILE_ROUNDS"
+		echo "cipher=$PROFILE_CIPHER"
 		echo "kernel=$(uname -r)"
 		echo "perf=$(perf --version | tr ' ' _)"
 	} >"$PROF/info"
@@ -348,7 +352,7 @@ profile_sites() {
 	echo 'p:xncprof/bytype xfrm_policy_lookup_bytype type=%si:u8' 2>/dev/null >>$ev ||
 		{ log "profile: no kprobe on xfrm_policy_lookup_bytype: the policy lookup stays one phase"; return 0; }
 	if prof_start /tmp/sites.data -e xncprof:bytype; then
-		perf_on=1 sample null "$1" "$2" 0 300 >/dev/null || exit 1
+		perf_on=1 sample "$PROFILE_CIPHER" "$1" "$2" 0 300 >/dev/null || exit 1
 		prof_stop && perf script -i /tmp/sites.data -F comm,tid,event,trace,ip,sym,symoff,dso \
 			2>/dev/null | gzip -1 >"$out"
 	fi
@@ -362,10 +366,10 @@ profile_sites() {
 profile_one() {
 	local n=$1 v=$2 r=$3 count=$4 base=$PROF/$1-$2-$3 res0 res a
 	local pps sent received us drops lost
-	res0=$(sample null "$n" "$v" "$r" "$count") || exit 1
+	res0=$(sample "$PROFILE_CIPHER" "$n" "$v" "$r" "$count") || exit 1
 	for a in 1 2 3; do
 		prof_start /tmp/prof.data -e cpu-clock -c "$PROFILE_PERIOD" || return 1
-		res=$(perf_on=1 sample null "$n" "$v" "$r" "$count") || exit 1
+		res=$(perf_on=1 sample "$PROFILE_CIPHER" "$n" "$v" "$r" "$count") || exit 1
 		prof_stop || return 1
 		if [ "${res#* }" = 0 ] || [ $a = 3 ]; then
 			break
@@ -385,17 +389,18 @@ profile_one() {
 	log "profile N=$n round $r $v: $pps pps under perf, ${res0% *} without"
 }
 
-# profile: N in PROFILE_N, ESP null, stock and module interleaved (run in
-# a subshell: a failure here ends the profile, not the benchmark)
+# profile: N in PROFILE_N, ESP with PROFILE_CIPHER, the variants
+# interleaved (run in a subshell: a failure here ends the profile, not the
+# benchmark)
 profile() {
 	local n r i v pps count pvs=("${PROFILE_VARIANTS[@]}") ok=0 tried=0
 	prof_pid=
 	trap '[ -z "$prof_pid" ] || kill -INT "$prof_pid" 2>/dev/null' EXIT
 	profile_check || return 0
 	for n in $PROFILE_N; do
-		tunnels null "$n"
+		tunnels "$PROFILE_CIPHER" "$n"
 		dst_range "$n"
-		pps=$(sample null "$n" warmup 0 2000) || exit 1
+		pps=$(sample "$PROFILE_CIPHER" "$n" warmup 0 2000) || exit 1
 		count=$((${pps% *} * SECS))
 		[ $count -ge 2000 ] || count=2000
 		for r in $(seq 1 "$PROFILE_ROUNDS"); do
@@ -403,7 +408,7 @@ profile() {
 				v=${pvs[$(((i + r) % ${#pvs[@]}))]}
 				variant_on "$v"
 				sleep 0.5
-				sample null "$n" warmup "$r" 1000 >/dev/null || exit 1
+				sample "$PROFILE_CIPHER" "$n" warmup "$r" 1000 >/dev/null || exit 1
 				[ "$r" != 1 ] || profile_sites "$n" "$v"
 				tried=$((tried + 1))
 				profile_one "$n" "$v" "$r" "$count" && ok=$((ok + 1))
@@ -458,7 +463,7 @@ mkdir -p "$PROF"
 case $PROFILE in
 0) echo "off: XNC_BENCH_PROFILE=0" >"$PROF/status" ;;
 *)
-	log "profile: N in {$PROFILE_N}, ESP null, $PROFILE_ROUNDS rounds, a sample every $PROFILE_PERIOD ns"
+	log "profile: N in {$PROFILE_N}, ESP $PROFILE_CIPHER, $PROFILE_ROUNDS rounds, a sample every $PROFILE_PERIOD ns"
 	(profile) || prof_status "stopped by an error (see bench.log)" ;;
 esac
 log "done"

@@ -10,7 +10,11 @@
 # the sink's inbound SA lookup is forwarding; the module's functions, the
 # livepatch entry and clone suffixes), the SUB/MAIN split of the policy
 # lookup by call site, instructions per packet, the TSV round trip, a
-# calibration missing and a profile not measured.  No VM, no perf: a second.
+# calibration missing and a profile not measured.  Then an AES-GCM profile
+# (XNC_BENCH_PROFILE_CIPHER=gcm): its crypto is ESP output, in cryptd's
+# worker and on a chain cut short too, an unknown function is other and
+# still counted, and the report and its chart name the cipher.  No VM, no
+# perf: a second.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 command -v python3 >/dev/null || { echo "no python3"; exit 4; }
@@ -116,10 +120,11 @@ bp() { python3 "$top/scripts/bench-profile.py" "$@"; }
 bp "$d" --tsv "$tmp/p.tsv" --md "$tmp/p.md" --plot "$tmp/p.plot" --explain 2>"$tmp/explain" ||
 	fail "bench-profile.py exited $?"
 
-# samples per phase: N VARIANT PHASE COUNT
+# samples per phase in $tsv: N VARIANT PHASE COUNT
+tsv=$tmp/p.tsv
 want() {
 	local got
-	got=$(awk -F'\t' -v n="$1" -v v="$2" -v p="$3" '$1 == n && $2 == v && $3 == p { print $4 }' "$tmp/p.tsv")
+	got=$(awk -F'\t' -v n="$1" -v v="$2" -v p="$3" '$1 == n && $2 == v && $3 == p { print $4 }' "$tsv")
 	[ "$got" = "$4" ] || { cat "$tmp/explain"; fail "N=$1 $2 $3: $got samples, want $4"; }
 }
 want 1 stock policy_sub 1
@@ -147,6 +152,8 @@ grep -q '^| policy lookup: SUB-type search | 25,000 ±25,000 | 0 ±0 | -25,000 �
 	{ cat "$tmp/p.md"; fail "no SUB-type row as expected in the table"; }
 grep -q 'N=1 stock 9.1%' "$tmp/p.md" || fail "perf's cost not reported"
 grep -q 'idle samples in all' "$tmp/p.md" || fail "idle samples not reported"
+# (an info without cipher=, as before it was recorded: null)
+grep -qF 'by phase (ESP null). ' "$tmp/p.md" || fail "the report does not name ESP null"
 [ "$(head -n1 "$tmp/p.plot" | awk -F'\t' '{ print NF }')" = 10 ] || fail "plot data: not 9 phases"
 
 # the TSV renders the same report
@@ -171,4 +178,62 @@ rc=0
 bp "$d" --md "$tmp/n.md" || rc=$?
 [ $rc = 3 ] || fail "not measured: exit $rc, want 3"
 grep -qx 'Profile: not measured (no perf in the guest).' "$tmp/n.md" || fail "not measured: $(cat "$tmp/n.md")"
-echo "bench-profile.py: 15 + 2 samples attributed as expected, SUB/MAIN split by call site, TSV round trip, unsplit and not-measured cases"
+# AES-GCM (XNC_BENCH_PROFILE_CIPHER=gcm), 6.1's and 6.12's AES-NI and the
+# generic code
+g=$tmp/gcm
+mkdir -p "$g"
+echo ok >"$g/status"
+printf 'period_ns=500000\nrounds=1\ncipher=gcm\nkernel=6.1.0-test-amd64\n' >"$g/info"
+echo "received=10 sent=10 elapsed_us=1000 pps=100 pps_noperf=100 backlog_drops=0" >"$g/1024-stock-1.sample"
+worker() { f process_one_work+0x1e2; f worker_thread+0x50; f kthread+0xe0; f ret_from_fork+0x1f; }
+{
+	# 6.1, in the softirq: under esp_output
+	hdr; f aesni_gcm_enc_update_avx_gen4+0x4c0 '[aesni_intel]'
+	f gcmaes_crypt_by_sg.constprop.0+0x2d0 '[aesni_intel]'; f gcmaes_encrypt+0x6a '[aesni_intel]'
+	f helper_rfc4106_encrypt+0xc9 '[aesni_intel]'; f simd_aead_encrypt+0x91; f crypto_aead_encrypt+0x26
+	f esp_output_tail+0x3e0 '[esp4]'; f esp_output+0x130 '[esp4]'; f xfrm_output_one+0x3b0; output; echo
+	# 6.1, in cryptd's worker: no esp_output on the stack
+	hdr kworker/0:1; f aesni_gcm_enc_update_avx_gen4+0x4c0 '[aesni_intel]'
+	f gcmaes_crypt_by_sg.constprop.0+0x2d0 '[aesni_intel]'; f gcmaes_encrypt+0x6a '[aesni_intel]'
+	f helper_rfc4106_encrypt+0xc9 '[aesni_intel]'; f cryptd_aead_crypt+0x3a '[cryptd]'
+	f cryptd_queue_worker+0x6d '[cryptd]'; worker; echo
+	# 6.12, in cryptd's worker
+	hdr kworker/0:1; f aes_gcm_enc_update_aesni_avx+0x1a0 '[aesni_intel]'
+	f rfc4106_encrypt_aesni_avx+0x2b4 '[aesni_intel]'; f cryptd_aead_crypt+0x3a '[cryptd]'
+	f cryptd_queue_worker+0x6d '[cryptd]'; worker; echo
+	# generic GHASH and the scatterlist walk, on chains perf cut short
+	hdr; f gf128mul_4k_lle+0x55; f ghash_update+0x8e; printf '\t%s [unknown] ([unknown])\n' 0; echo
+	hdr; f memcpy_orig+0x10; f scatterwalk_copychunks+0x60; f scatterwalk_map_and_copy+0x85
+	printf '\t%s [unknown] ([unknown])\n' 0; echo
+	# the encrypted packet sent on from cryptd's completion: forwarding
+	hdr kworker/0:1; f veth_xmit+0x1f0 '[veth]'; f dev_hard_start_xmit+0xa0
+	f __dev_queue_xmit+0x2b0; f ip_finish_output2+0x1a4; f ip_output+0x6e
+	f xfrm_output_resume+0x4a; f esp_output_done+0x110 '[esp4]'; f cryptd_aead_crypt+0x3a '[cryptd]'
+	f cryptd_queue_worker+0x6d '[cryptd]'; worker; echo
+	# a function no phase knows: other, not lost
+	hdr kworker/0:1; f test_no_such_fn+0x10; worker; echo
+} >"$g/1024-stock-1.txt"
+bp "$g" --tsv "$tmp/g.tsv" --md "$tmp/g.md" --explain 2>"$tmp/explain" || fail "gcm: bench-profile.py exited $?"
+tsv=$tmp/g.tsv
+want 1024 stock esp 5
+want 1024 stock fwd 1
+want 1024 stock other 1
+want 1024 stock total 7
+grep -qE '^  other +1  test_no_such_fn 1$' "$tmp/explain" ||
+	{ cat "$tmp/explain"; fail "gcm: the unknown function is not named as other's"; }
+grep -q '^# cipher=gcm$' "$tmp/g.tsv" || fail "gcm: no cipher in the TSV"
+grep -qF 'by phase (AES-GCM). ' "$tmp/g.md" || { cat "$tmp/g.md"; fail "gcm: the report does not name AES-GCM"; }
+! grep -q 'ESP null' "$tmp/g.md" || fail "gcm: the report names ESP null"
+bp --from-tsv "$tmp/g.tsv" --md "$tmp/h.md" || fail "gcm: --from-tsv exited $?"
+diff "$tmp/g.md" "$tmp/h.md" || fail "gcm: the report from the TSV differs"
+# the report alone (XNC_BENCH_PROFILE=only), its chart's title through a
+# gnuplot that keeps its script
+mkdir -p "$tmp/bin"
+printf '#!/bin/sh\ncat >"%s"\n' "$tmp/gnuplot.in" >"$tmp/bin/gnuplot"
+chmod +x "$tmp/bin/gnuplot"
+PATH=$tmp/bin:$PATH XNC_KLINE=6.1 "$top/scripts/bench-report.sh" --profile-only "$g" "$tmp/rep" \
+	>"$tmp/rep.out" 2>&1 || { cat "$tmp/rep.out"; fail "gcm: bench-report.sh --profile-only exited $?"; }
+grep -qF 'by phase (AES-GCM). ' "$tmp/rep/bench-profile.md" || fail "gcm: bench-profile.md does not name AES-GCM"
+grep -qF 'by phase (AES-GCM; perf cpu-clock' "$tmp/gnuplot.in" ||
+	fail "gcm: the chart's title does not name AES-GCM: $(grep -m1 title "$tmp/gnuplot.in")"
+echo "bench-profile.py: 15 + 2 samples attributed as expected, SUB/MAIN split by call site, TSV round trip, unsplit and not-measured cases; an AES-GCM profile classed and named"
