@@ -25,6 +25,10 @@
 # which make check runs too (tests/guest/t-60-selftest-*):
 #   xfrm_policy      xfrm_policy.sh            PASS:/FAIL:/SKIP: lines
 #   ipsec            ipsec.c, built here       kselftest TAP: ok/not ok
+#                    with its nr_process argument: XNC_IPSEC_PROCS (8)
+#                    children share its tests, each on its own veth pair;
+#                    a test is mostly pings 50 ms apart, so 8 take an
+#                    eighth of one's time (18 minutes under TCG)
 #   vrf-xfrm         vrf-xfrm-tests.sh         TEST: ... [ OK ]/[FAIL]
 #   rtnetlink-ipsec  rtnetlink.sh's kci_test_ipsec and kci_test_ipsec_offload
 #                    only: 6.12's with its -t option; 6.1's has none, so its
@@ -248,7 +252,7 @@ run() {
 	slow=${XNC_SLOW:-1}
 	case $suite in
 	xfrm_policy) timeout $((3600 * slow)) bash "$d/xfrm_policy.sh" ;;
-	ipsec) timeout $((3600 * slow)) "$d/ipsec" ;;
+	ipsec) timeout $((3600 * slow)) "$d/ipsec" "${XNC_IPSEC_PROCS:-8}" ;;
 	vrf-xfrm) timeout $((900 * slow)) bash "$d/vrf-xfrm-tests.sh" ;;
 	rtnetlink-ipsec) rtnl_ipsec "$d/rtnetlink.sh" ;;
 	pmtu-vti) pmtu_vti "$d" ;;
