@@ -44,6 +44,14 @@ klp_sections() {
 	readelf -SW "$f" | grep -c '\.klp\.rela\.vmlinux\.'
 }
 
+# step NAME: the seconds since the last step, as a log line (the test's
+# time varies between runs: which step takes it)
+t_step=$SECONDS
+step() {
+	log "$1: $((SECONDS - t_step)) s"
+	t_step=$SECONDS
+}
+
 # The running kernel's modules directory is the extracted image: the
 # headers package's build link is what installing it would have added.
 [ -e /lib/modules/$k1/build ] || ln -s /usr/src/linux-headers-$k1 /lib/modules/$k1/build
@@ -51,10 +59,12 @@ klp_sections() {
 dpkg --purge --force-depends "$XNC_PKG_HDR2_META" "$XNC_PKG_HDR2" >"$XNC_OUT/t70.purge-hdr" 2>&1 ||
 	fail "purging $XNC_PKG_HDR2: $(tail -n1 "$XNC_OUT/t70.purge-hdr")"
 [ ! -e /usr/src/linux-headers-$k2/Makefile ] || fail "k2's headers still there"
+step "purge of $k2's headers"
 
 # 1. install
 dpkg -i "$XNC_PKG_DEB" >"$XNC_OUT/t70.install" 2>&1 ||
 	fail "dpkg -i failed: $(tail -n 3 "$XNC_OUT/t70.install")"
+step "dpkg -i of the package, DKMS build for $k1"
 dkms_installed "$k1" || fail "DKMS did not build for $k1: $(dkms status 2>&1)"
 dkms_installed "$k2" && fail "DKMS built for $k2, whose headers are gone"
 ko=$(dkms_ko "$k1")
@@ -74,10 +84,12 @@ expect_ge "lookups through the packaged module" "$(xnc_stat Lookups a)" 3
 expect_ge "packets on the SA" "$(sa_packets a 0x100)" 3
 xnc_unload || fail "unload failed"
 echo "installed: built for $k1 ($n klp sections), loaded, lookups counted"
+step "load, traffic and unload"
 
 # 2. the other line's headers come: DKMS builds for that kernel
 dpkg -i "$XNC_PKG_HDR2_DEB" >"$XNC_OUT/t70.hdr2" 2>&1 ||
 	fail "installing $XNC_PKG_HDR2 failed: $(tail -n 3 "$XNC_OUT/t70.hdr2")"
+step "dpkg -i of $k2's headers, DKMS build for $k2"
 dkms_installed "$k2" || fail "DKMS did not build for $k2 on its headers: $(dkms status 2>&1)"
 ko2=$(dkms_ko "$k2")
 [ -n "$ko2" ] || fail "no module in /lib/modules/$k2/updates/dkms"
@@ -88,6 +100,7 @@ echo "headers of $k2 installed: built for it ($n2 klp sections)"
 # 3. purge
 dpkg --purge xfrm-nocache-dkms >"$XNC_OUT/t70.purge" 2>&1 ||
 	fail "purge failed: $(tail -n 3 "$XNC_OUT/t70.purge")"
+step "purge of the package"
 left=$(dkms status -m xfrm_nocache 2>/dev/null)
 [ -z "$left" ] || fail "dkms still lists: $left"
 left=$(ls -d /usr/src/xfrm_nocache-* /var/lib/dkms/xfrm_nocache \
