@@ -4,7 +4,8 @@
 # (its root is a writable overlay: nothing reaches the host).  The run's
 # host side (tests/run.sh) built it with make deb and found the .deb of
 # the other kernel line's headers; package.env names both.
-#  1. Only the running kernel's headers: the other line's are purged first.
+#  1. Only the running kernel's headers: every other kernel's are purged
+#     first (the other line's, and any flavour the host has installed).
 #     dpkg -i the package: DKMS builds the module for the running kernel,
 #     with its livepatch relocation sections (not stripped); modprobe loads
 #     it from updates/dkms, the livepatch applies and resolves lookups.
@@ -55,11 +56,20 @@ step() {
 # The running kernel's modules directory is the extracted image: the
 # headers package's build link is what installing it would have added.
 [ -e /lib/modules/$k1/build ] || ln -s /usr/src/linux-headers-$k1 /lib/modules/$k1/build
-# Only k1's headers: purge k2's (and the metapackage that pulls them in).
-dpkg --purge --force-depends "$XNC_PKG_HDR2_META" "$XNC_PKG_HDR2" >"$XNC_OUT/t70.purge-hdr" 2>&1 ||
-	fail "purging $XNC_PKG_HDR2: $(tail -n1 "$XNC_OUT/t70.purge-hdr")"
+# Only k1's headers: purge every other kernel's, k2's and any other
+# flavour's the host has (its real-time ones, say: DKMS would build for
+# them too), with the metapackages that pull them in; the -common trees
+# stay, k2's headers need its own when they come back.
+hdrs=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' 'linux-headers-*' 2>/dev/null |
+	awk -v k1="linux-headers-$k1" '$2 ~ /^.i/ && $1 != k1 && $1 !~ /-common/ { print $1 }')
+echo "$hdrs" | grep -qx "$XNC_PKG_HDR2" || fail "$XNC_PKG_HDR2 is not installed in the guest root"
+# shellcheck disable=SC2086 # one package name a word
+dpkg --purge --force-depends $hdrs >"$XNC_OUT/t70.purge-hdr" 2>&1 ||
+	fail "purging $(echo $hdrs): $(tail -n1 "$XNC_OUT/t70.purge-hdr")"
 [ ! -e /usr/src/linux-headers-$k2/Makefile ] || fail "k2's headers still there"
-step "purge of $k2's headers"
+others=$(ls -d /lib/modules/*/build 2>/dev/null | grep -vx "/lib/modules/$k1/build" || true)
+[ -z "$others" ] || fail "headers of another kernel left: $others"
+step "purge of the other kernels' headers ($(echo $hdrs))"
 
 # 1. install
 dpkg -i "$XNC_PKG_DEB" >"$XNC_OUT/t70.install" 2>&1 ||
@@ -67,6 +77,8 @@ dpkg -i "$XNC_PKG_DEB" >"$XNC_OUT/t70.install" 2>&1 ||
 step "dpkg -i of the package, DKMS build for $k1"
 dkms_installed "$k1" || fail "DKMS did not build for $k1: $(dkms status 2>&1)"
 dkms_installed "$k2" && fail "DKMS built for $k2, whose headers are gone"
+built=$(dkms status -m xfrm_nocache 2>/dev/null | grep -c ': installed')
+expect_eq "kernels DKMS built for" "$built" 1
 ko=$(dkms_ko "$k1")
 [ -n "$ko" ] || fail "no module in /lib/modules/$k1/updates/dkms"
 n=$(klp_sections "$ko")
