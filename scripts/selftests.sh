@@ -28,7 +28,7 @@
 #                    with its nr_process argument: XNC_IPSEC_PROCS (8)
 #                    children share its tests, each on its own veth pair;
 #                    a test is mostly pings 50 ms apart, so 8 take an
-#                    eighth of one's time (18 minutes under TCG)
+#                    eighth of the time one took (18 minutes under TCG)
 #   vrf-xfrm         vrf-xfrm-tests.sh         TEST: ... [ OK ]/[FAIL]
 #   rtnetlink-ipsec  rtnetlink.sh's kci_test_ipsec and kci_test_ipsec_offload
 #                    only: 6.12's with its -t option; 6.1's has none, so its

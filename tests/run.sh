@@ -112,15 +112,14 @@ first_error() {
 }
 
 # prepare_package LINE LOUT: LOUT/package.env for t-70-package: the .deb
-# make deb builds, and the other kernel line's headers package (name, its
-# metapackage, its .deb from apt's archive or downloaded into LOUT)
+# make deb builds, and the other kernel line's headers package (its name
+# and its .deb, from apt's archive or downloaded into LOUT)
 prepare_package() {
-	local l=$1 lout=$2 other k2 hdr meta ver deb hdeb
+	local l=$1 lout=$2 other k2 hdr ver deb hdeb
 	rm -rf "$lout/deb" "$lout/package.env"
 	scripts/deb.sh "$lout/deb" || return 1
 	deb=$(ls "$lout/deb"/xfrm-nocache-dkms_*_all.deb) || return 1
 	case ${l%-rt} in 6.1) other=6.12 ;; *) other=6.1 ;; esac
-	case $other in 6.1) meta=linux-headers-amd64 ;; *) meta=linux-headers-6.12-amd64 ;; esac
 	k2=$(XNC_KLINE=$other scripts/kernel.sh version) || return 1
 	hdr=linux-headers-$k2
 	ver=$(dpkg-query -W -f='${Version}' "$hdr") || return 1
@@ -130,8 +129,8 @@ prepare_package() {
 		(cd "$lout/pkgs" && apt-get download "$hdr=$ver") || return 1
 		hdeb=$(ls "$lout/pkgs/${hdr}_"*.deb)
 	fi
-	printf 'XNC_PKG_DEB=%q\nXNC_PKG_K2=%q\nXNC_PKG_HDR2=%q\nXNC_PKG_HDR2_META=%q\nXNC_PKG_HDR2_DEB=%q\n' \
-		"$deb" "$k2" "$hdr" "$meta" "$hdeb" >"$lout/package.env"
+	printf 'XNC_PKG_DEB=%q\nXNC_PKG_K2=%q\nXNC_PKG_HDR2=%q\nXNC_PKG_HDR2_DEB=%q\n' \
+		"$deb" "$k2" "$hdr" "$hdeb" >"$lout/package.env"
 	cat "$lout/package.env"
 }
 
