@@ -764,6 +764,9 @@ def main():
     ap.add_argument("--shift", type=int, default=1,
                     help="qemu -icount shift: 2**shift ns per instruction")
     ap.add_argument("--explain", action="store_true")
+    ap.add_argument("--cipher-label", action="store_true",
+                    help="print the profiled cipher as the report names it "
+                         "(for the chart's title), nothing else")
     a = ap.parse_args()
     if bool(a.dir) == bool(a.from_tsv):
         ap.error("give a profile directory or --from-tsv, one of them")
@@ -773,6 +776,9 @@ def main():
         why = None if m.keys else "no data in %s" % a.from_tsv
     else:
         m, why = from_dir(a.dir, a.shift)
+    if a.cipher_label:
+        print(cipher_label(m.meta))
+        return 0
     if why:
         msg = "Profile: not measured (%s)." % why
         if a.md:

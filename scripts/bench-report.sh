@@ -92,14 +92,8 @@ profile_section() {
 	cat "$md"
 	rm -f "$md"
 	echo
-	# the profiled cipher, named as bench-profile.py's report names it (a
-	# TSV from before it was recorded is null's)
-	cipher=$(sed -n 's/^# cipher=//p' "$ptsv")
-	case ${cipher:-null} in
-	null) cipher="ESP null" ;;
-	gcm) cipher=AES-GCM ;;
-	*) cipher="ESP $cipher" ;;
-	esac
+	# the profiled cipher, as the report names it
+	cipher=$(python3 "$top/scripts/bench-profile.py" --from-tsv "$ptsv" --cipher-label)
 	if command -v gnuplot >/dev/null; then
 		# columns: cell, then the phases in the report's order, the
 		# lookup's own first; the last three are ESP output, the rest of
