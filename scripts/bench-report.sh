@@ -680,9 +680,9 @@ fi
 
 # docs/bench-kernels.md: module/stock at every N and cipher, side by side
 # for every kernel with a report in DOCS (bench.raw: 6.1; bench-<kernel>.raw),
-# written again by every report
+# one table for each addressing plan measured, written again by every report
 kernels_table() {
-	local f k runs=()
+	local f k runs=() all
 	for f in "$docs"/bench.raw "$docs"/bench-*.raw; do
 		[ -f "$f" ] || continue
 		k=${f##*/bench}
@@ -694,43 +694,19 @@ kernels_table() {
 	echo "# Benchmark: module/stock on every kernel"
 	echo
 	echo "Written by \`scripts/bench-report.sh\` after every \`make bench\`, from each"
-	echo "kernel's raw samples in docs/ (one run per kernel, its own boot and date:"
-	echo "[bench.md](bench.md) for 6.1, bench-<kernel>.md for the others). Each cell"
-	echo "is the median pps of the module over the median of stock at that N, one"
-	echo "vCPU under \`-icount shift=1\`."
-	echo
-	for f in "${runs[@]}"; do
+	echo "kernel's raw samples in docs/ ([bench.md](bench.md) for 6.1,"
+	echo "bench-<kernel>.md for the others, which give each sample's boot and date)."
+	echo "Each cell is the median pps of the module over the median of stock at"
+	echo "that N, one vCPU under \`-icount shift=1\`; - where that N, cipher and"
+	echo "plan did not run on that kernel."
+	all=$(for f in "${runs[@]}"; do
 		awk -v k="${f%%=*}" '$3 == "stock" || $3 == "module" {
 				print k, $1, $2, $3, $5 }' "${f#*=}"
-	done | sort -k1,1 -k2,2 -k3,3n -k4,4 -k5,5n | awk '
-		# medians per kernel, cipher, N, variant
-		{ key = $1 " " $2 " " $3 " " $4; v[key, ++n[key]] = $5 }
-		END {
-			for (key in n) {
-				c = n[key]
-				m[key] = c % 2 ? v[key, (c + 1) / 2] : (v[key, c / 2] + v[key, c / 2 + 1]) / 2
-				split(key, a, " ")
-				ks[a[1]] = 1; cs[a[2]] = 1; ns[a[3]] = 1
-			}
-			nk = 0; for (k in ks) kl[++nk] = k
-			for (i = 2; i <= nk; i++) for (j = i; j > 1 && kl[j - 1] > kl[j]; j--) { t = kl[j]; kl[j] = kl[j - 1]; kl[j - 1] = t }
-			nn = 0; for (x in ns) nl[++nn] = x + 0
-			for (i = 2; i <= nn; i++) for (j = i; j > 1 && nl[j - 1] > nl[j]; j--) { t = nl[j]; nl[j] = nl[j - 1]; nl[j - 1] = t }
-			split("null gcm", cl, " ")
-			printf "| N |"
-			for (q = 1; q <= 2; q++) if (cl[q] in cs) for (i = 1; i <= nk; i++) printf " %s %s |", kl[i], cl[q]
-			printf "\n|---:|"
-			for (q = 1; q <= 2; q++) if (cl[q] in cs) for (i = 1; i <= nk; i++) printf "---:|"
-			printf "\n"
-			for (x = 1; x <= nn; x++) {
-				printf "| %d |", nl[x]
-				for (q = 1; q <= 2; q++) if (cl[q] in cs) for (i = 1; i <= nk; i++) {
-					s = m[kl[i] " " cl[q] " " nl[x] " stock"]; o = m[kl[i] " " cl[q] " " nl[x] " module"]
-					if (s && o) printf " %.3f |", o / s; else printf " - |"
-				}
-				printf "\n"
-			}
-		}'
+	done | sort -k1,1 -k2,2 -k3,3n -k4,4 -k5,5n)
+	kernels_plan "$all" "null gcm" "Random plan" \
+		"every SA to one peer, told apart by its reqid; pktgen sends to a random tunnel's inner /24"
+	kernels_plan "$all" "null-hub gcm-hub" "Hub-and-spoke plan" \
+		"each SA to its own spoke, at consecutive addresses, with reqids in the same order, as strongSwan numbers them"
 	echo
 	for f in "${runs[@]}"; do
 		k=${f%%=*}
@@ -738,6 +714,46 @@ kernels_table() {
 		md=${md%.raw}.md
 		echo "- $k: $(sed -n 's/.*) on \([0-9-]*\)\.$/\1/p' "$md" 2>/dev/null | head -n1), $(sed -n 's/^- Guest: Debian.s own `\([^`]*\)`.*/\1/p' "$md" 2>/dev/null | head -n1)"
 	done
+}
+
+# kernels_plan SAMPLES "CIPHER..." TITLE WHAT: the table of one plan (its
+# ciphers as RAW names them), nothing when no kernel ran it
+kernels_plan() {
+	echo "$1" | awk -v cls="$2" -v title="$3" -v what="$4" '
+		# medians per kernel, cipher, N, variant
+		{ key = $1 " " $2 " " $3 " " $4; v[key, ++n[key]] = $5 }
+		END {
+			nc = split(cls, cl, " ")
+			for (key in n) {
+				c = n[key]
+				m[key] = c % 2 ? v[key, (c + 1) / 2] : (v[key, c / 2] + v[key, c / 2 + 1]) / 2
+				split(key, a, " ")
+				for (q = 1; q <= nc; q++) if (a[2] == cl[q]) {
+					ks[a[1]] = 1; cs[a[2]] = 1; ns[a[3]] = 1
+				}
+			}
+			nk = 0; for (k in ks) kl[++nk] = k
+			if (!nk) exit
+			for (i = 2; i <= nk; i++) for (j = i; j > 1 && kl[j - 1] > kl[j]; j--) { t = kl[j]; kl[j] = kl[j - 1]; kl[j - 1] = t }
+			nn = 0; for (x in ns) nl[++nn] = x + 0
+			for (i = 2; i <= nn; i++) for (j = i; j > 1 && nl[j - 1] > nl[j]; j--) { t = nl[j]; nl[j] = nl[j - 1]; nl[j - 1] = t }
+			printf "\n## %s\n\n%s.\n\n| N |", title, toupper(substr(what, 1, 1)) substr(what, 2)
+			for (q = 1; q <= nc; q++) if (cl[q] in cs) for (i = 1; i <= nk; i++) {
+				name = cl[q]; sub(/-hub$/, "", name)
+				printf " %s %s |", kl[i], name
+			}
+			printf "\n|---:|"
+			for (q = 1; q <= nc; q++) if (cl[q] in cs) for (i = 1; i <= nk; i++) printf "---:|"
+			printf "\n"
+			for (x = 1; x <= nn; x++) {
+				printf "| %d |", nl[x]
+				for (q = 1; q <= nc; q++) if (cl[q] in cs) for (i = 1; i <= nk; i++) {
+					s = m[kl[i] " " cl[q] " " nl[x] " stock"]; o = m[kl[i] " " cl[q] " " nl[x] " module"]
+					if (s && o) printf " %.3f |", o / s; else printf " - |"
+				}
+				printf "\n"
+			}
+		}'
 }
 kernels_table >"$docs/bench-kernels.md.tmp" && mv "$docs/bench-kernels.md.tmp" "$docs/bench-kernels.md"
 [ -s "$docs/bench-kernels.md" ] || rm -f "$docs/bench-kernels.md"

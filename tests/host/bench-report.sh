@@ -103,4 +103,26 @@ for t in gcm1-6.1 gcm1-rt; do
 	! grep -qF 'vs N=1**' "$tmp/$t.txt" || fail "$t: module N vs N=1 with N=1 alone"
 done
 want gcm1-rt '  (1.005 x stock at N=1, gcm).'
-echo "bench-report.sh: the reading of null at N=1, 32, 1024 and of gcm at N=1, on 6.1 and 6.12-rt, names only what was run"
+# bench-kernels.md: a table for each plan run, a column for each kernel
+# and cipher that ran it, "-" where that N did not run there
+d=$tmp/kernels
+mkdir -p "$d/run" "$d/docs"
+{ raw null "1 1024"; raw null-hub "1 1024" | grep -v -e pcpu-ref -e '^none'; } >"$d/run/bench.raw"
+raw null "1" >"$d/run/bench-6.12-rt.raw"
+for k in 6.1 6.12-rt; do
+	base=bench
+	[ $k = 6.1 ] || base=bench-$k
+	PATH=$tmp/bin:$PATH XNC_KLINE=$k "$top/scripts/bench-report.sh" "$d/run/$base.raw" "$d/docs" \
+		>"$d/out" 2>"$d/err" || { cat "$d/err"; fail "kernels $k: bench-report.sh exited $?"; }
+done
+kt=$d/docs/bench-kernels.md
+random=$(sed -n '/^## Random plan$/,/^## /p' "$kt")
+hub=$(sed -n '/^## Hub-and-spoke plan$/,$p' "$kt")
+for w in '| N | 6.1 null | 6.12-rt null |' '| 1 | 1.005 | 1.005 |' '| 1024 | 1.005 | - |'; do
+	grep -qxF -- "$w" <<<"$random" || { cat "$kt"; fail "bench-kernels.md: random plan: no \"$w\""; }
+done
+for w in '| N | 6.1 null |' '| 1 | 1.005 |' '| 1024 | 1.005 |'; do
+	grep -qxF -- "$w" <<<"$hub" || { cat "$kt"; fail "bench-kernels.md: hub plan: no \"$w\""; }
+done
+! grep -q 'gcm' "$kt" || fail "bench-kernels.md names gcm, which was not run"
+echo "bench-report.sh: the reading of null at N=1, 32, 1024 and of gcm at N=1, on 6.1 and 6.12-rt, names only what was run; bench-kernels.md has each plan's table"
