@@ -51,25 +51,10 @@ kmemleak_check() {
 	fi
 	cat $kmemleak >"$f"
 	n=$(grep -c '^unreferenced object' "$f")
-	# a suspect counts when its allocation backtrace names xfrm, dst or
-	# xnc_, or has an address that no longer resolves (a module since
-	# unloaded: this one, xnc_klp_other or netdevsim); unless it was
-	# allocated while a test ran the stock path in namespaces of its own
-	# (lib.sh's stock_window): those leaks are the kernel's, listed apart
+	# ours: allocated through xfrm, dst or a test module, apart from
+	# those allocated while a test ran the stock path (kmemleak-ours.awk)
 	touch "$XNC_OUT/stock-windows"
-	read -r bad stock <<<"$(awk '
-		FILENAME == ARGV[1] { w0[++nw] = $1; w1[nw] = $2; next }
-		function done() {
-			if (!hit) return
-			for (i = 1; i <= nw; i++)
-				if (j >= w0[i] && j <= w1[i]) { stock++; return }
-			bad++
-		}
-		/^unreferenced object/ { done(); hit = 0; bt = 0; j = -1; next }
-		/^ *comm .*jiffies [0-9]+/ { j = $NF + 0; next }
-		/^ *backtrace:/ { bt = 1; next }
-		bt && (/xfrm|dst|xnc_/ || /\] 0x[0-9a-f]+$/) { hit = 1 }
-		END { done(); print bad + 0, stock + 0 }' "$XNC_OUT/stock-windows" "$f")"
+	read -r bad stock <<<"$(awk -f "$here/kmemleak-ours.awk" "$XNC_OUT/stock-windows" "$f")"
 	if [ "$bad" -gt 0 ]; then
 		echo "FAIL kmemleak: $bad of $n leak suspects allocated through xfrm, dst or a test module (kmemleak.txt)"
 		return 1
