@@ -9,12 +9,11 @@
 # layout differs for compat tasks (allocspi, acquire, expire, spdinfo).
 # Passes when all 105 TAP checks pass (as on stock), the livepatch stayed
 # enabled and the pings went through xnc_lookup_with_ifid (kprobe hit count).
-# The tests are shared by its 8 children (its nr_process argument,
-# scripts/selftests.sh), child i on its own pair, so lookups of several
-# namespaces' flows run at once:
+# It runs as its Makefile runs it, with one child (nr_process), its pings 1 ms
+# apart instead of 50 (scripts/selftests.sh: the checks are the same):
 #
-#   netns A [ktst-i 10.0.0.4i+1] ---veth--- [ktst-i 10.0.0.4i+2] netns B
-#        SAs/policies: 10.0.0.4i+1 <-> .4i+2 carrying 192.168.0.4i+1 <-> .4i+2
+#   netns A [ktst-0 10.0.0.1] ---veth--- [ktst-0 10.0.0.2] netns B
+#        SAs/policies: 10.0.0.1 <-> .2 carrying 192.168.0.1 <-> .2
 suite=ipsec want_pass=105 want_skip=0 want_hits=1
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/selftest-lib.sh"
