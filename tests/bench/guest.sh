@@ -34,7 +34,9 @@
 #
 # Writes $XNC_OUT/bench.raw, one line per sample:
 #   cipher n variant round pps sent received elapsed_us lookups hits misses
-#   backlog_drops
+#   backlog_drops sub_searches
+# (sub_searches: the module's lookups that searched the sub policies, 0 in
+# a namespace without any once its first recount ran, src/subpol.c)
 #
 # Then the profile (XNC_BENCH_PROFILE: 1, the default: after the throughput
 # blocks; only: alone, no throughput; 0: none): for N in
@@ -88,7 +90,9 @@ log() { echo "# [${SECONDS}s] $*"; }
 
 pg() { ip netns exec bsrc sh -c "echo '$2' > /proc/net/pktgen/$1" || die "pktgen $1: $2"; }
 rx() { ip netns exec bsink cat /sys/class/net/k1/statistics/rx_packets; }
-lookups() { ip netns exec bgw awk '$1 == "Lookups" { print $2 }' /proc/net/xfrm_nocache 2>/dev/null || echo 0; }
+# counter NAME: one of the gateway's /proc/net/xfrm_nocache (0 without it)
+counter() { ip netns exec bgw awk -v n="$1" '$1 == n { print $2 }' /proc/net/xfrm_nocache 2>/dev/null || echo 0; }
+lookups() { counter Lookups; }
 # packets dropped because a CPU's backlog was full (all CPUs, all netns)
 backlog_drops() {
 	local s=0 a b rest
@@ -212,22 +216,22 @@ variant_off() {
 # sample CIPHER N VARIANT ROUND COUNT: one pktgen run; leaves its raw line
 # in /tmp/bench.sample and prints "pps backlog_drops"
 sample() {
-	local r0 r1 l0 l1 h0 h1 m0 m1 d0 d1 res us sent pps
+	local r0 r1 l0 l1 h0 h1 m0 m1 d0 d1 q0 q1 res us sent pps
 	pg s0 "count $5"
-	d0=$(backlog_drops); r0=$(rx); l0=$(lookups)
+	d0=$(backlog_drops); r0=$(rx); l0=$(lookups); q0=$(counter SubPolicySearches)
 	h0=$(param xnc_pcpu_ref ref_hits); m0=$(param xnc_pcpu_ref ref_misses)
 	# under the profile: perf records while pktgen runs, and only then
 	[ -z "${perf_on:-}" ] || prof_ctl enable
 	pg pgctrl start
 	[ -z "${perf_on:-}" ] || prof_ctl disable
-	r1=$(rx); l1=$(lookups); d1=$(backlog_drops)
+	r1=$(rx); l1=$(lookups); d1=$(backlog_drops); q1=$(counter SubPolicySearches)
 	h1=$(param xnc_pcpu_ref ref_hits); m1=$(param xnc_pcpu_ref ref_misses)
 	res=$(ip netns exec bsrc cat /proc/net/pktgen/s0)
 	us=$(echo "$res" | sed -n 's/.*Result: OK: \([0-9]*\)(.*/\1/p')
 	sent=$(echo "$res" | sed -n 's/.*sofar: \([0-9]*\).*/\1/p')
 	[ -n "$us" ] && [ "$us" -gt 0 ] || die "pktgen gave no result: $res"
 	pps=$(((r1 - r0) * 1000000 / us))
-	echo "$1 $2 $3 $4 $pps $sent $((r1 - r0)) $us $((l1 - l0)) $((h1 - h0)) $((m1 - m0)) $((d1 - d0))" >/tmp/bench.sample
+	echo "$1 $2 $3 $4 $pps $sent $((r1 - r0)) $us $((l1 - l0)) $((h1 - h0)) $((m1 - m0)) $((d1 - d0)) $((q1 - q0))" >/tmp/bench.sample
 	# the variant really ran: the module resolved the forwarded packets
 	# (give or take one in flight while the counters are read)
 	case $3 in
@@ -277,7 +281,7 @@ block() {
 			sample "$c" "$n" warmup "$r" 1000 >/dev/null || exit 1
 			pps=$(measure "$c" "$n" "$v" "$r" $count) || exit 1
 			variant_off "$v"
-			log "$c N=$n round $r $v: $pps pps"
+			log "$c N=$n round $r $v: $pps pps$(awk '$13 > 0 { print ", " $13 " sub policy searches" }' /tmp/bench.sample)"
 		done
 	done
 }
