@@ -30,7 +30,9 @@
 #                last-bundle cache (tests/bench/pcpu_ref.c), reference only
 #   module-lat   xfrm_nocache.ko latency=1            (only N in XNC_BENCH_EXTRA_N,
 #   module-trace xfrm_nocache.ko + xnc_lookup enabled  null cipher)
-# and the ceiling: the same traffic with no policy at all.
+# and the ceiling: the same traffic with no policy at all.  One more,
+# tests/bench/footprint.sh's:
+#   idle         xfrm_nocache.ko loaded, its patch disabled: stock's lookup
 #
 # Writes $XNC_OUT/bench.raw, one line per sample:
 #   cipher n variant round pps sent received elapsed_us lookups hits misses
@@ -183,11 +185,21 @@ variant_on() {
 	module-trace) insmod "$KO" &&
 		echo 1 >/sys/kernel/tracing/events/xfrm_nocache/xnc_lookup/enable ;;
 	pcpu-ref) insmod "$REF_KO" ;;
+	idle) insmod "$KO" ;;
 	esac || die "cannot load $1"
 	local m=xfrm_nocache t=300
 	[ "$1" = pcpu-ref ] && m=xnc_pcpu_ref
 	while [ "$(cat "$(lp_dir $m)/transition" 2>/dev/null)" != 0 ]; do
 		t=$((t - 1)); [ $t -gt 0 ] || die "$1: livepatch transition stuck"
+		sleep 0.1
+	done
+	# idle: the module stays loaded, its patch disabled: stock's lookup
+	# in the kernel as loading the module left it (tests/bench/footprint.sh)
+	[ "$1" = idle ] || return 0
+	echo 0 >"$(lp_dir $m)/enabled" || die "idle: cannot disable the patch"
+	t=300
+	while [ -e "$(lp_dir $m)" ]; do
+		t=$((t - 1)); [ $t -gt 0 ] || die "idle: livepatch did not go away"
 		sleep 0.1
 	done
 }
@@ -201,7 +213,8 @@ variant_off() {
 		echo 0 >/sys/kernel/tracing/events/xfrm_nocache/xnc_lookup/enable
 		: >/sys/kernel/tracing/trace ;;
 	esac
-	echo 0 >"$(lp_dir $m)/enabled"
+	# idle's patch went at variant_on
+	[ "$1" = idle ] || echo 0 >"$(lp_dir $m)/enabled"
 	while [ -e "$(lp_dir $m)" ]; do
 		t=$((t - 1)); [ $t -gt 0 ] || die "$1: livepatch did not go away"
 		sleep 0.1
@@ -240,6 +253,9 @@ sample() {
 			die "$3: $((l1 - l0)) lookups for $((r1 - r0)) packets" ;;
 	stock)
 		grep -qE '^(xfrm_nocache|xnc_pcpu_ref) ' /proc/modules && die "stock with a module loaded" ;;
+	idle)
+		grep -q '^xfrm_nocache ' /proc/modules || die "idle without the module"
+		[ $((l1 - l0)) = 0 ] || die "idle: the module resolved $((l1 - l0)) lookups" ;;
 	esac
 	echo "$pps $((d1 - d0))"
 }
