@@ -239,6 +239,11 @@ kver=$("$top/scripts/kernel.sh" version)
 	echo "  policies and device match and it validates, else build and keep a new one."
 	echo "- **module-lat**, **module-trace**: the module with \`latency=1\`, or with the"
 	echo "  \`xfrm_nocache:xnc_lookup\` tracepoint enabled (ring buffer, no reader)."
+	if grep -q '^[^ ]* [0-9]* idle ' "$raw"; then
+		echo "- **idle**: \`xfrm_nocache.ko\` loaded, its patch disabled: stock's own"
+		echo "  lookup in the kernel as loading the module leaves it (module/idle is the"
+		echo "  lookup's own share; docs/testing.md, \`make bench-footprint\`)."
+	fi
 	echo "- **ceiling**: the same traffic with no policy (no lookup at all)."
 	echo
 	echo "Each cell is the median of $rounds samples (one per round) of about $(awk '$3 == "stock" { printf "%.0f", $8 / 1e6; exit }' "$raw") guest"

@@ -20,6 +20,9 @@
 #   XNC_BENCH_SECS=2                      guest seconds per sample
 #   XNC_BENCH_EXTRA_N="1 32 1024"         N where latency=1 and the enabled
 #                                         tracepoint are measured too
+#   XNC_BENCH_IDLE=1                      an "idle" variant in every block:
+#                                         the module loaded, its patch off
+#                                         (stock's lookup; make bench-footprint)
 #   XNC_BENCH_DOCS=docs                   where the report goes
 #   XNC_BENCH_MERGE=1                     keep the page's samples of the
 #                                         ciphers/plans and N this run did
@@ -72,7 +75,7 @@ cp xfrm_nocache.ko "$out/"
 
 # the settings this run had, for the report's "Regenerate" line
 XNC_BENCH_SETTINGS=$(for v in XNC_BENCH_N XNC_BENCH_CIPHERS XNC_BENCH_PLANS XNC_BENCH_ROUNDS \
-	XNC_BENCH_SECS XNC_BENCH_EXTRA_N XNC_BENCH_PROFILE XNC_BENCH_PROFILE_N \
+	XNC_BENCH_SECS XNC_BENCH_EXTRA_N XNC_BENCH_IDLE XNC_BENCH_PROFILE XNC_BENCH_PROFILE_N \
 	XNC_BENCH_PROFILE_CIPHER; do
 	[ -z "${!v+x}" ] || printf '%s="%s" ' "$v" "${!v}"
 done)

@@ -30,8 +30,8 @@
 #                last-bundle cache (tests/bench/pcpu_ref.c), reference only
 #   module-lat   xfrm_nocache.ko latency=1            (only N in XNC_BENCH_EXTRA_N,
 #   module-trace xfrm_nocache.ko + xnc_lookup enabled  null cipher)
-# and the ceiling: the same traffic with no policy at all.  One more,
-# tests/bench/footprint.sh's:
+# and the ceiling: the same traffic with no policy at all.  One more, in
+# every block with XNC_BENCH_IDLE=1, and tests/bench/footprint.sh's:
 #   idle         xfrm_nocache.ko loaded, its patch disabled: stock's lookup
 #
 # Writes $XNC_OUT/bench.raw, one line per sample:
@@ -73,6 +73,7 @@ NS_LIST=${XNC_BENCH_N:-1 8 32 256 1024 10000}
 EXTRA_N=${XNC_BENCH_EXTRA_N:-1 32 1024}
 CIPHERS=${XNC_BENCH_CIPHERS:-null gcm}
 PLANS=${XNC_BENCH_PLANS:-random hub}
+IDLE=${XNC_BENCH_IDLE:-0}
 ROUNDS=${XNC_BENCH_ROUNDS:-7}
 SECS=${XNC_BENCH_SECS:-2}		# guest seconds per sample
 PROFILE=${XNC_BENCH_PROFILE:-1}
@@ -463,11 +464,13 @@ if [ "$PROFILE" != only ]; then
 				t0=$SECONDS
 				tunnels "$c" "$n" "$plan"
 				log "$c ($plan): $n tunnels loaded in $((SECONDS - t0))s"
+				idle=
+				[ "$IDLE" = 0 ] || idle=idle
 				if [ "$plan" = hub ]; then
-					block "$c-hub" "$n" stock module
+					block "$c-hub" "$n" stock module $idle
 					continue
 				fi
-				vs="stock module pcpu-ref"
+				vs="stock module pcpu-ref $idle"
 				if [ "$c" = null ] && echo " $EXTRA_N " | grep -q " $n "; then
 					vs="$vs module-lat module-trace"
 				fi
