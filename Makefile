@@ -136,13 +136,7 @@ bench-notifier:
 bench-latency:
 	scripts/bench-latency.sh
 
-# Whether a deficit is the module's lookup or the module being loaded: the
-# same traffic with no module, with the module's patch disabled, and with
-# the module (~5 min; prints, writes nothing into docs/).
-bench-footprint:
-	scripts/bench-footprint.sh
-
-.PHONY: bench bench-notifier bench-latency bench-footprint
+.PHONY: bench bench-notifier bench-latency
 
 # A kernel with KASAN, lockdep, PROVE_RCU, kmemleak and SLUB debugging,
 # built once per machine and kernel line from linux-source-<line> (6.1, or
@@ -188,7 +182,6 @@ help:
 	@echo "              (KERNEL=6.12: docs/bench-6.12.md)"
 	@echo "make bench-notifier  cost of a link down, module vs stock -> docs/notifier.md"
 	@echo "make bench-latency   lookup latency under traffic and churn -> docs/latency.md"
-	@echo "make bench-footprint stock, module loaded but off, module: pps, one boot"
 	@echo "make debug-kernel  build a KASAN/lockdep/kmemleak kernel for the VM (once, ~15 min)"
 	@echo "make check-debug   the guest tests on it, in 4 parts (PART=n or T=pattern for one)"
 	@echo "              (both: KERNEL=6.12 for 6.12's, KERNEL=6.12-rt for PREEMPT_RT)"

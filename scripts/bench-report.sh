@@ -242,7 +242,7 @@ kver=$("$top/scripts/kernel.sh" version)
 	if grep -q '^[^ ]* [0-9]* idle ' "$raw"; then
 		echo "- **idle**: \`xfrm_nocache.ko\` loaded, its patch disabled: stock's own"
 		echo "  lookup in the kernel as loading the module leaves it (module/idle is the"
-		echo "  lookup's own share; docs/testing.md, \`make bench-footprint\`)."
+		echo "  lookup's own share; docs/testing.md, Real-time kernels)."
 	fi
 	echo "- **ceiling**: the same traffic with no policy (no lookup at all)."
 	echo

@@ -22,7 +22,7 @@
 #                                         tracepoint are measured too
 #   XNC_BENCH_IDLE=1                      an "idle" variant in every block:
 #                                         the module loaded, its patch off
-#                                         (stock's lookup; make bench-footprint)
+#                                         (stock's lookup; docs/testing.md)
 #   XNC_BENCH_DOCS=docs                   where the report goes
 #   XNC_BENCH_MERGE=1                     keep the page's samples of the
 #                                         ciphers/plans and N this run did

@@ -31,7 +31,7 @@
 #   module-lat   xfrm_nocache.ko latency=1            (only N in XNC_BENCH_EXTRA_N,
 #   module-trace xfrm_nocache.ko + xnc_lookup enabled  null cipher)
 # and the ceiling: the same traffic with no policy at all.  One more, in
-# every block with XNC_BENCH_IDLE=1, and tests/bench/footprint.sh's:
+# every block with XNC_BENCH_IDLE=1:
 #   idle         xfrm_nocache.ko loaded, its patch disabled: stock's lookup
 #
 # Writes $XNC_OUT/bench.raw, one line per sample:
@@ -178,6 +178,16 @@ dst_range() {
 
 lp_dir() { echo /sys/kernel/livepatch/$1; }
 
+# lp_off MODULE VARIANT: disable MODULE's livepatch and wait until it is gone
+lp_off() {
+	local t=300
+	echo 0 >"$(lp_dir "$1")/enabled" || die "$2: cannot disable the patch"
+	while [ -e "$(lp_dir "$1")" ]; do
+		t=$((t - 1)); [ $t -gt 0 ] || die "$2: livepatch did not go away"
+		sleep 0.1
+	done
+}
+
 variant_on() {
 	case $1 in
 	stock|plain) return 0 ;;
@@ -195,18 +205,12 @@ variant_on() {
 		sleep 0.1
 	done
 	# idle: the module stays loaded, its patch disabled: stock's lookup
-	# in the kernel as loading the module left it (tests/bench/footprint.sh)
-	[ "$1" = idle ] || return 0
-	echo 0 >"$(lp_dir $m)/enabled" || die "idle: cannot disable the patch"
-	t=300
-	while [ -e "$(lp_dir $m)" ]; do
-		t=$((t - 1)); [ $t -gt 0 ] || die "idle: livepatch did not go away"
-		sleep 0.1
-	done
+	# in the kernel as loading the module left it
+	[ "$1" != idle ] || lp_off $m idle
 }
 
 variant_off() {
-	local m=xfrm_nocache t=300
+	local m=xfrm_nocache t=100
 	case $1 in
 	stock|plain) return 0 ;;
 	pcpu-ref) m=xnc_pcpu_ref ;;
@@ -215,12 +219,7 @@ variant_off() {
 		: >/sys/kernel/tracing/trace ;;
 	esac
 	# idle's patch went at variant_on
-	[ "$1" = idle ] || echo 0 >"$(lp_dir $m)/enabled"
-	while [ -e "$(lp_dir $m)" ]; do
-		t=$((t - 1)); [ $t -gt 0 ] || die "$1: livepatch did not go away"
-		sleep 0.1
-	done
-	t=100
+	[ "$1" = idle ] || lp_off $m "$1"
 	until rmmod $m 2>/dev/null; do
 		t=$((t - 1)); [ $t -gt 0 ] || die "cannot rmmod $m"
 		sleep 0.1
