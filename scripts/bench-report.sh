@@ -244,6 +244,12 @@ kver=$("$top/scripts/kernel.sh" version)
 		echo "  lookup in the kernel as loading the module leaves it (module/idle is the"
 		echo "  lookup's own share; docs/testing.md, Real-time kernels)."
 	fi
+	pins=$(awk '$3 ~ /^pin[0-9]+$/ { print $3 }' "$raw" | sort -u -V | sed 's/.*/**&**/' | paste -sd, - | sed 's/,/, /g')
+	if [ -n "$pins" ]; then
+		echo "- $pins: no module of ours; \`xnc_slab_pin.ko\` (\`tests/bench/slab_pin.c\`)"
+		echo "  holds that many more 1 KiB \`kmalloc\` objects, as loading any module leaves"
+		echo "  a few in that cache: stock's lookup, the slab allocator's layout moved."
+	fi
 	echo "- **ceiling**: the same traffic with no policy (no lookup at all)."
 	echo
 	echo "Each cell is the median of $rounds samples (one per round) of about $(awk '$3 == "stock" { printf "%.0f", $8 / 1e6; exit }' "$raw") guest"

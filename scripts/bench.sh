@@ -23,6 +23,10 @@
 #   XNC_BENCH_IDLE=1                      an "idle" variant in every block:
 #                                         the module loaded, its patch off
 #                                         (stock's lookup; docs/testing.md)
+#   XNC_BENCH_PIN="1 4"                   a "pinK" variant in every block for
+#                                         each K (0-64): stock's lookup with
+#                                         tests/bench/slab_pin.c holding K
+#                                         1 KiB kmalloc objects
 #   XNC_BENCH_DOCS=docs                   where the report goes
 #   XNC_BENCH_MERGE=1                     keep the page's samples of the
 #                                         ciphers/plans and N this run did
@@ -52,6 +56,12 @@ null|gcm) ;;
 *) echo "bench.sh: XNC_BENCH_PROFILE_CIPHER='$XNC_BENCH_PROFILE_CIPHER': must be null or gcm (the names XNC_BENCH_CIPHERS uses)" >&2
    exit 1 ;;
 esac
+for k in ${XNC_BENCH_PIN:-}; do
+	if ! [[ $k =~ ^[0-9]+$ ]] || [ "$k" -gt 64 ]; then
+		echo "bench.sh: XNC_BENCH_PIN: '$k' is not a count of objects from 0 to 64" >&2
+		exit 1
+	fi
+done
 kline=$(scripts/kernel.sh name)
 export XNC_KLINE=$kline
 kdir=${KDIR:-$(scripts/kernel.sh kdir)}
@@ -69,20 +79,27 @@ scripts/pcpu-ref-tree.sh "$ref"
 { make -s -C "$kdir" M="$ref" modules &&
   python3 scripts/klp-relocs.py "$ref/xnc_pcpu_ref.ko"; } >"$out/pcpu-ref.build" 2>&1 ||
 	{ cat "$out/pcpu-ref.build" >&2; exit 1; }
+# the slab control (XNC_BENCH_PIN), likewise
+pin=$out/slab-pin
+mkdir -p "$pin"
+cp tests/bench/slab_pin.c "$pin/"
+printf 'obj-m := xnc_slab_pin.o\nxnc_slab_pin-y := slab_pin.o\n' >"$pin/Kbuild"
+make -s -C "$kdir" M="$pin" modules >"$out/slab-pin.build" 2>&1 ||
+	{ cat "$out/slab-pin.build" >&2; exit 1; }
 make -s module KDIR="$kdir"
 # a copy: the tree's .ko may be rebuilt while the benchmark runs
 cp xfrm_nocache.ko "$out/"
 
 # the settings this run had, for the report's "Regenerate" line
 XNC_BENCH_SETTINGS=$(for v in XNC_BENCH_N XNC_BENCH_CIPHERS XNC_BENCH_PLANS XNC_BENCH_ROUNDS \
-	XNC_BENCH_SECS XNC_BENCH_EXTRA_N XNC_BENCH_IDLE XNC_BENCH_PROFILE XNC_BENCH_PROFILE_N \
+	XNC_BENCH_SECS XNC_BENCH_EXTRA_N XNC_BENCH_IDLE XNC_BENCH_PIN XNC_BENCH_PROFILE XNC_BENCH_PROFILE_N \
 	XNC_BENCH_PROFILE_CIPHER; do
 	[ -z "${!v+x}" ] || printf '%s="%s" ' "$v" "${!v}"
 done)
 export XNC_BENCH_SETTINGS
 echo "bench: running in the VM (one vCPU, -icount shift=1); progress in $out/bench.log"
 rc=0
-XNC_KO=$out/xfrm_nocache.ko XNC_REF_KO=$ref/xnc_pcpu_ref.ko XNC_QUIET=${XNC_QUIET-1} \
+XNC_KO=$out/xfrm_nocache.ko XNC_REF_KO=$ref/xnc_pcpu_ref.ko XNC_PIN_KO=$pin/xnc_slab_pin.ko XNC_QUIET=${XNC_QUIET-1} \
 	scripts/vm.sh --smp 1 --icount --mem 4096 --timeout "${XNC_BENCH_TIMEOUT:-5400}" \
 	--out "$out" --log "$out/console.log" -- \
 	bash -c "'$top/tests/bench/guest.sh' > '$out/bench.log' 2>&1" || rc=$?

@@ -50,6 +50,17 @@ refbuild() {
 		sed "s|$ref/||g"
 }
 
+# and its slab control (tests/bench/slab_pin.c)
+pin=$tmp-pin
+pinbuild() {
+	rm -rf "$pin" && mkdir -p "$pin" &&
+	cp tests/bench/slab_pin.c "$pin/" &&
+	printf 'obj-m := xnc_slab_pin.o\nxnc_slab_pin-y := slab_pin.o\n' >"$pin/Kbuild" &&
+	make -C "$kdir" M="$pin" "$@" modules 2>&1 |
+		grep -vE '^make(\[[0-9]+\])?: |^  (CC|LD|MODPOST|BTF|CHECK)|Skipping BTF generation|^$' |
+		sed "s|$pin/||g"
+}
+
 for kdir in $kdirs; do
 	k=$(basename "$kdir")
 	out=$(build W=1)
@@ -69,6 +80,12 @@ for kdir in $kdirs; do
 	out=$(refbuild C=2 CHECK="sparse -Wno-declaration-after-statement")
 	[ -z "$out" ] || bad "$k: sparse on the reference module is not clean:"$'\n'"$out"
 	rm -rf "$ref"
+
+	out=$(pinbuild W=1)
+	[ -z "$out" ] || bad "$k: W=1 build of the slab control is not clean:"$'\n'"$out"
+	out=$(pinbuild C=2 CHECK="sparse -Wno-declaration-after-statement")
+	[ -z "$out" ] || bad "$k: sparse on the slab control is not clean:"$'\n'"$out"
+	rm -rf "$pin"
 done
 
 # sources only: an in-tree build of klp-other (make tools) leaves kbuild's

@@ -33,6 +33,10 @@
 # and the ceiling: the same traffic with no policy at all.  One more, in
 # every block with XNC_BENCH_IDLE=1:
 #   idle         xfrm_nocache.ko loaded, its patch disabled: stock's lookup
+# and for each K in XNC_BENCH_PIN (e.g. "1 4"), in every block:
+#   pinK         xnc_slab_pin.ko count=K (tests/bench/slab_pin.c): stock's
+#                lookup with K more 1 KiB kmalloc objects held, as loading
+#                any module leaves a few in that cache
 #
 # Writes $XNC_OUT/bench.raw, one line per sample:
 #   cipher n variant round pps sent received elapsed_us lookups hits misses
@@ -69,11 +73,14 @@ set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 KO=${XNC_KO:-$top/xfrm_nocache.ko}
 REF_KO=${XNC_REF_KO:-}
+PIN_KO=${XNC_PIN_KO:-}
 NS_LIST=${XNC_BENCH_N:-1 8 32 256 1024 10000}
 EXTRA_N=${XNC_BENCH_EXTRA_N:-1 32 1024}
 CIPHERS=${XNC_BENCH_CIPHERS:-null gcm}
 PLANS=${XNC_BENCH_PLANS:-random hub}
 IDLE=${XNC_BENCH_IDLE:-0}
+PINS=
+for k in ${XNC_BENCH_PIN:-}; do PINS="$PINS pin$k"; done
 ROUNDS=${XNC_BENCH_ROUNDS:-7}
 SECS=${XNC_BENCH_SECS:-2}		# guest seconds per sample
 PROFILE=${XNC_BENCH_PROFILE:-1}
@@ -89,6 +96,7 @@ GCM_KEY=0x0102030405060708090a0b0c0d0e0f1011121314
 
 die() { echo "bench: $*" >&2; exit 1; }
 [ -n "$REF_KO" ] || [ "${XNC_BENCH_LIB:-}" = 1 ] || die "XNC_REF_KO: path of xnc_pcpu_ref.ko"
+[ -z "$PINS" ] || [ -n "$PIN_KO" ] || die "XNC_PIN_KO: path of xnc_slab_pin.ko (XNC_BENCH_PIN is set)"
 log() { echo "# [${SECONDS}s] $*"; }
 
 pg() { ip netns exec bsrc sh -c "echo '$2' > /proc/net/pktgen/$1" || die "pktgen $1: $2"; }
@@ -197,6 +205,8 @@ variant_on() {
 		echo 1 >/sys/kernel/tracing/events/xfrm_nocache/xnc_lookup/enable ;;
 	pcpu-ref) insmod "$REF_KO" ;;
 	idle) insmod "$KO" ;;
+	# no livepatch to wait for
+	pin*) insmod "$PIN_KO" count="${1#pin}" || die "cannot load $1"; return ;;
 	esac || die "cannot load $1"
 	local m=xfrm_nocache t=300
 	[ "$1" = pcpu-ref ] && m=xnc_pcpu_ref
@@ -214,6 +224,7 @@ variant_off() {
 	case $1 in
 	stock|plain) return 0 ;;
 	pcpu-ref) m=xnc_pcpu_ref ;;
+	pin*) rmmod xnc_slab_pin || die "cannot rmmod xnc_slab_pin"; return ;;
 	module-trace)
 		echo 0 >/sys/kernel/tracing/events/xfrm_nocache/xnc_lookup/enable
 		: >/sys/kernel/tracing/trace ;;
@@ -252,7 +263,10 @@ sample() {
 		[ $((l1 - l0)) -ge $((r1 - r0 - 2)) ] ||
 			die "$3: $((l1 - l0)) lookups for $((r1 - r0)) packets" ;;
 	stock)
-		grep -qE '^(xfrm_nocache|xnc_pcpu_ref) ' /proc/modules && die "stock with a module loaded" ;;
+		grep -qE '^(xfrm_nocache|xnc_pcpu_ref|xnc_slab_pin) ' /proc/modules && die "stock with a module loaded" ;;
+	pin*)
+		grep -qE '^(xfrm_nocache|xnc_pcpu_ref) ' /proc/modules && die "$3 with a module of ours loaded"
+		grep -q '^xnc_slab_pin ' /proc/modules || die "$3 without xnc_slab_pin" ;;
 	idle)
 		grep -q '^xfrm_nocache ' /proc/modules || die "idle without the module"
 		[ $((l1 - l0)) = 0 ] || die "idle: the module resolved $((l1 - l0)) lookups" ;;
@@ -466,10 +480,10 @@ if [ "$PROFILE" != only ]; then
 				idle=
 				[ "$IDLE" = 0 ] || idle=idle
 				if [ "$plan" = hub ]; then
-					block "$c-hub" "$n" stock module $idle
+					block "$c-hub" "$n" stock module $idle$PINS
 					continue
 				fi
-				vs="stock module pcpu-ref $idle"
+				vs="stock module pcpu-ref $idle$PINS"
 				if [ "$c" = null ] && echo " $EXTRA_N " | grep -q " $n "; then
 					vs="$vs module-lat module-trace"
 				fi
