@@ -81,9 +81,7 @@ scripts/pcpu-ref-tree.sh "$ref"
 	{ cat "$out/pcpu-ref.build" >&2; exit 1; }
 # the slab control (XNC_BENCH_PIN), likewise
 pin=$out/slab-pin
-mkdir -p "$pin"
-cp tests/bench/slab_pin.c "$pin/"
-printf 'obj-m := xnc_slab_pin.o\nxnc_slab_pin-y := slab_pin.o\n' >"$pin/Kbuild"
+scripts/slab-pin-tree.sh "$pin"
 make -s -C "$kdir" M="$pin" modules >"$out/slab-pin.build" 2>&1 ||
 	{ cat "$out/slab-pin.build" >&2; exit 1; }
 make -s module KDIR="$kdir"

@@ -53,9 +53,7 @@ refbuild() {
 # and its slab control (tests/bench/slab_pin.c)
 pin=$tmp-pin
 pinbuild() {
-	rm -rf "$pin" && mkdir -p "$pin" &&
-	cp tests/bench/slab_pin.c "$pin/" &&
-	printf 'obj-m := xnc_slab_pin.o\nxnc_slab_pin-y := slab_pin.o\n' >"$pin/Kbuild" &&
+	scripts/slab-pin-tree.sh "$pin" &&
 	make -C "$kdir" M="$pin" "$@" modules 2>&1 |
 		grep -vE '^make(\[[0-9]+\])?: |^  (CC|LD|MODPOST|BTF|CHECK)|Skipping BTF generation|^$' |
 		sed "s|$pin/||g"
