@@ -302,8 +302,8 @@ EOF
 			esac
 			if [ -n "$ms" ] && [ "$ms" != 50 ]; then
 				echo "Nothing in a suite's scripts was changed but the pause between two"
-				echo "pings of ipsec.c, $ms ms instead of its 50 (scripts/selftests.sh): its"
-				echo "checks count the replies, not their timing."
+				echo "pings of ipsec.c, $ms ms instead of its 50 (scripts/selftests.sh); what"
+				echo "it checks, 80 of 100 replies each back within 300 us, is the same."
 			else
 				echo "Nothing in a suite's scripts was changed."
 			fi
