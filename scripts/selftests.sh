@@ -39,9 +39,10 @@
 #                    ones)                     TEST: ... [ OK ]/[FAIL]/[SKIP]
 #   l2tp             l2tp.sh: L2TPv3 over IP, then with ESP transport mode
 #                    under it                  TEST: ... [ OK ]/[FAIL]
-#   nft-flowtable    netfilter's nft_flowtable.sh (in net/netfilter/ from
-#                    6.8 on), whole: flowtable offload, its last check TCP
-#                    through an ESP tunnel     PASS:/FAIL:/SKIP: lines
+#   nft-flowtable    netfilter's nft_flowtable.sh (6.12 only, in
+#                    net/netfilter/ from 6.8 on), whole: flowtable offload,
+#                    its last check TCP through an ESP tunnel
+#                                              PASS:/FAIL:/SKIP: lines
 #   xfrm-policy-add-speed
 #                    xfrm_policy_add_speed.sh (6.12 only): policy
 #                    insertion, timed; a check per batch, "Inserted N
@@ -85,20 +86,21 @@ TARBALL=${XNC_KSRC_TARBALL:-/usr/src/$srcpkg.tar.xz}
 # The suites: make check's (CORE) and the table's others, with the files
 # they take from the tarball, the helpers their scripts source included.
 CORE="xfrm_policy ipsec vrf-xfrm rtnetlink-ipsec"
-SUITES="$CORE pmtu-vti l2tp nft-flowtable"
+SUITES="$CORE pmtu-vti l2tp"
 FILES=(Makefile "$SEL/kselftest.h" "$SEL/net/ipsec.c" "$SEL/net/xfrm_policy.sh"
        "$SEL/net/vrf-xfrm-tests.sh" "$SEL/net/rtnetlink.sh"
        "$SEL/net/pmtu.sh" "$SEL/net/nettest.c" "$SEL/net/l2tp.sh")
-if [ "$kline" = 6.1 ]; then
-	NFT=$SEL/netfilter
-	FILES+=("$NFT/nft_flowtable.sh")
-else
+# 6.1 has no nft-flowtable: its nft_flowtable.sh kills both ends of each
+# TCP transfer 3 s after it starts them, and under TCG its 20 MB take
+# longer, stock's as well (2026-12-06: stock failed 9 of its 16 checks
+# with files cut short, the module 6 of 15)
+if [ "$kline" != 6.1 ]; then
 	# from 6.8 on: the scripts' shared helpers (setup_ns, ...),
 	# pmtu.sh's net_helper.sh, the netfilter tests under net/ with a
 	# lib.sh of their own that sources net/lib.sh; and a policy
 	# insertion benchmark
 	NFT=$SEL/net/netfilter
-	SUITES="$SUITES xfrm-policy-add-speed"
+	SUITES="$SUITES nft-flowtable xfrm-policy-add-speed"
 	FILES+=("$SEL/net/lib.sh" "$SEL/net/net_helper.sh" "$NFT/nft_flowtable.sh"
 		"$NFT/lib.sh" "$SEL/net/xfrm_policy_add_speed.sh")
 fi
