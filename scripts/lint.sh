@@ -33,30 +33,30 @@ bad() { echo "lint: $*"; rc=1; }
 # VM run, and lint must not clean or replace it.
 tmp=$(mktemp -d /tmp/xnc-lint.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# kbuild DIR ARGS...: make M=DIR ARGS... modules against $kdir, only
+# what it found, paths relative to DIR
+kbuild() {
+	local dir=$1
+	shift
+	make -C "$kdir" M="$dir" "$@" modules 2>&1 |
+		grep -vE '^make(\[[0-9]+\])?: |^  (CC|LD|MODPOST|BTF|CHECK)|Skipping BTF generation|^$' |
+		sed "s|$dir/||g"
+}
 build() {
 	rm -rf "${tmp:?}"/*
 	cp -r Kbuild src include "$tmp"/
-	make -C "$kdir" M="$tmp" "$@" modules 2>&1 |
-		grep -vE '^make(\[[0-9]+\])?: |^  (CC|LD|MODPOST|BTF|CHECK)|Skipping BTF generation|^$' |
-		sed "s|$tmp/||g"
+	kbuild "$tmp" "$@"
 }
 
-# the benchmark's reference module (tests/bench/pcpu_ref.c) too
-ref=$tmp-ref
-refbuild() {
-	scripts/pcpu-ref-tree.sh "$ref" &&
-	make -C "$kdir" M="$ref" "$@" modules 2>&1 |
-		grep -vE '^make(\[[0-9]+\])?: |^  (CC|LD|MODPOST|BTF|CHECK)|Skipping BTF generation|^$' |
-		sed "s|$ref/||g"
-}
-
-# and its slab control (tests/bench/slab_pin.c)
-pin=$tmp-pin
-pinbuild() {
-	scripts/slab-pin-tree.sh "$pin" &&
-	make -C "$kdir" M="$pin" "$@" modules 2>&1 |
-		grep -vE '^make(\[[0-9]+\])?: |^  (CC|LD|MODPOST|BTF|CHECK)|Skipping BTF generation|^$' |
-		sed "s|$pin/||g"
+# testonly WHAT TREE: a test-only module that scripts/TREE lays out (the
+# benchmark's reference module, its slab control), W=1 and sparse clean
+testonly() {
+	local what=$1 dir=$tmp-$2 out
+	out=$("scripts/$2" "$dir" && kbuild "$dir" W=1)
+	[ -z "$out" ] || bad "$k: W=1 build of $what is not clean:"$'\n'"$out"
+	out=$("scripts/$2" "$dir" && kbuild "$dir" C=2 CHECK="sparse -Wno-declaration-after-statement")
+	[ -z "$out" ] || bad "$k: sparse on $what is not clean:"$'\n'"$out"
+	rm -rf "$dir"
 }
 
 for kdir in $kdirs; do
@@ -73,17 +73,8 @@ for kdir in $kdirs; do
 	      grep -E '(local_bh_(disable|enable)|__local_bh_enable_ip|_raw_spin_(un)?lock_bh)')
 	[ -z "$out" ] || bad "$k: bottom-half toggling in the module:"$'\n'"$out"
 
-	out=$(refbuild W=1)
-	[ -z "$out" ] || bad "$k: W=1 build of the reference module is not clean:"$'\n'"$out"
-	out=$(refbuild C=2 CHECK="sparse -Wno-declaration-after-statement")
-	[ -z "$out" ] || bad "$k: sparse on the reference module is not clean:"$'\n'"$out"
-	rm -rf "$ref"
-
-	out=$(pinbuild W=1)
-	[ -z "$out" ] || bad "$k: W=1 build of the slab control is not clean:"$'\n'"$out"
-	out=$(pinbuild C=2 CHECK="sparse -Wno-declaration-after-statement")
-	[ -z "$out" ] || bad "$k: sparse on the slab control is not clean:"$'\n'"$out"
-	rm -rf "$pin"
+	testonly "the reference module" pcpu-ref-tree.sh
+	testonly "the slab control" slab-pin-tree.sh
 done
 
 # sources only: an in-tree build of klp-other (make tools) leaves kbuild's
