@@ -35,7 +35,7 @@ ifneq ($(KDIR),$(shell cat $(KDIR_STAMP) 2>/dev/null))
 $(shell echo '$(KDIR)' >$(KDIR_STAMP))
 endif
 
-.PHONY: all module clean check demo install deps lint dkms-check deb help tools stats stress
+.PHONY: all module clean check demo install deps lint dkms-check deb help tools stats stress drift
 
 all: module
 
@@ -163,6 +163,14 @@ stats:
 dkms-check:
 	tests/host/dkms.sh
 
+# The kernel source drift check, on the host: the kernel functions and
+# variables the module copies, calls or reads, in the newest Debian source
+# of each kernel line and in trixie's 6.12 (scripts/trixie-source.sh
+# fetches it into the cache), against scripts/kernel.record; exit 1 with a
+# diff on any change (scripts/drift.py update records the new sources).
+drift:
+	scripts/drift.py check --trixie
+
 # The Debian package xfrm-nocache-dkms (debian/), built with dpkg-buildpackage
 # in a copy of the tree under /tmp, checked by lintian (no errors), into
 # dist/ (DIST=dir for another place).
@@ -187,5 +195,7 @@ help:
 	@echo "              (both: KERNEL=6.12 for 6.12's, KERNEL=6.12-rt for PREEMPT_RT)"
 	@echo "make demo     boot the VM, load the module, show it working"
 	@echo "make lint     W=1 + sparse + checkpatch --strict, zero findings"
+	@echo "make drift    the kernel functions/variables the module uses vs scripts/kernel.record"
+	@echo "              (6.1, 6.12 and trixie's 6.12 Debian sources; host only)"
 	@echo "make install  install into /lib/modules/<ver>/updates"
 	@echo "make deb      the Debian package xfrm-nocache-dkms (DKMS) -> dist/, lintian-clean"
