@@ -13,6 +13,8 @@
 #include <net/flow.h>
 #include <net/netns/generic.h>
 
+#include "xnc_compat.h"
+
 struct net;
 struct sock;
 struct dst_entry;
@@ -23,6 +25,8 @@ struct xfrm_policy_afinfo;
 struct klp_patch;
 struct list_head;
 struct mutex;
+struct module;
+struct btf;
 
 /*
  * Kernel functions and data we need but that are not exported: bound by
@@ -34,24 +38,37 @@ struct mutex;
  * successfully, none of them may be used.  Every one is listed in klp.c.
  */
 
-struct xfrm_policy *xnc_sk_policy_lookup(const struct sock *sk, int dir,
-					 const struct flowi *fl, u16 family,
-					 u32 if_id)
+/*
+ * Prototypes as this kernel line's source declares them, under our names:
+ * scripts/kernel.record holds the source's, make drift compares them with
+ * these and with verify.c's, and the load with the running kernel's BTF.
+ */
+struct xfrm_policy *xnc_xfrm_sk_policy_lookup(const struct sock *sk, int dir,
+					      const struct flowi *fl,
+					      u16 family, u32 if_id)
 	__asm__("xnc_klp.xfrm_sk_policy_lookup") __weak;
-struct xfrm_policy *xnc_policy_lookup_bytype(struct net *net, u8 type,
-					     const struct flowi *fl,
-					     u16 family, u8 dir, u32 if_id)
+struct xfrm_policy *xnc_xfrm_policy_lookup_bytype(struct net *net, u8 type,
+						  const struct flowi *fl,
+						  u16 family, u8 dir,
+						  u32 if_id)
 	__asm__("xnc_klp.xfrm_policy_lookup_bytype") __weak;
-struct xfrm_dst *xnc_resolve_and_create_bundle(struct xfrm_policy **pols,
-					       int num_pols,
-					       const struct flowi *fl,
-					       u16 family,
-					       struct dst_entry *dst_orig)
+struct xfrm_dst *
+xnc_xfrm_resolve_and_create_bundle(struct xfrm_policy **pols, int num_pols,
+				   const struct flowi *fl, u16 family,
+				   struct dst_entry *dst_orig)
 	__asm__("xnc_klp.xfrm_resolve_and_create_bundle") __weak;
 /* never called by us: stored in a queue bundle's dst->output */
 int xnc_xdst_queue_output(struct net *net, struct sock *sk,
 			  struct sk_buff *skb)
 	__asm__("xnc_klp.xdst_queue_output") __weak;
+/* what reads the kernel's BTF; verify.c checks these against its headers */
+struct btf *xnc_bpf_get_btf_vmlinux(void)
+	__asm__("xnc_klp.bpf_get_btf_vmlinux") __weak;
+s32 xnc_btf_find_by_name_kind(const struct btf *btf, const char *name,
+			      u8 kind)
+	__asm__("xnc_klp.btf_find_by_name_kind") __weak;
+const char *xnc_btf_name_by_offset(const struct btf *btf, u32 offset)
+	__asm__("xnc_klp.btf_name_by_offset") __weak;
 extern const struct xfrm_policy_afinfo __rcu *
 	xnc_policy_afinfo[AF_INET6 + 1]
 	__asm__("xnc_klp.xfrm_policy_afinfo") __weak;
@@ -186,7 +203,7 @@ struct xfrm_dst *xnc_ref_bundle(struct xfrm_policy **pols, int num_pols,
 				struct dst_entry *dst_orig);
 #define xnc_create_bundle xnc_ref_bundle
 #else
-#define xnc_create_bundle xnc_resolve_and_create_bundle
+#define xnc_create_bundle xnc_xfrm_resolve_and_create_bundle
 static inline int xnc_ref_init(void)
 {
 	return 0;
@@ -197,10 +214,19 @@ static inline void xnc_ref_exit(void)
 }
 #endif
 
-struct dst_entry *xnc_lookup_with_ifid(struct net *net,
-				       struct dst_entry *dst_orig,
-				       const struct flowi *fl,
-				       const struct sock *sk,
-				       int flags, u32 if_id);
+/* the function we replace */
+struct dst_entry *xnc_xfrm_lookup_with_ifid(struct net *net,
+					    struct dst_entry *dst_orig,
+					    const struct flowi *fl,
+					    const struct sock *sk,
+					    int flags, u32 if_id);
+
+/*
+ * Load-time checks that this kernel is one the module was checked against
+ * (verify.c): 0, or a negative errno after one log line naming the cause.
+ */
+extern bool xnc_unchecked;
+int xnc_verify_release(void);
+int xnc_verify_btf(void);
 
 #endif /* _XFRM_NOCACHE_H */

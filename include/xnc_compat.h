@@ -3,17 +3,18 @@
  * The differences between the kernel lines we build for, in one place.
  *
  * Only 6.1.x and 6.12.x: src/lookup.c follows the control flow of their
- * xfrm_lookup_with_ifid(), which was checked line by line on each, and the
- * kernel internals it calls are bound by name only (their signatures are
- * not checked at load).  Any other line may differ in either: refuse to
- * build.  (version.h of kernels before 5.11 has no LINUX_VERSION_MAJOR.)
+ * xfrm_lookup_with_ifid(), and scripts/kernel.record holds what was
+ * checked of each.  Any other line: refuse to build.  (version.h of
+ * kernels before 5.11 has no LINUX_VERSION_MAJOR.)
  */
 #ifndef _XNC_COMPAT_H
 #define _XNC_COMPAT_H
 
+#include <linux/compiler.h>
+#include <linux/types.h>
 #include <linux/version.h>
 
-#include "xfrm_nocache.h"
+struct module;
 
 #if !defined(LINUX_VERSION_MAJOR) || LINUX_VERSION_MAJOR != 6 || \
 	(LINUX_VERSION_PATCHLEVEL != 1 && LINUX_VERSION_PATCHLEVEL != 12)

@@ -11,7 +11,8 @@
 # loads, each in DESTDIR/variants/NAME/xfrm_nocache.ko: "missing" binds a
 # symbol no kernel has, "clone" looks for compiler clones of a function that
 # has one (xfrm_expand_policies), "unbound" skips the livepatch relocation
-# step.  None of them is ever installed.
+# step, "badproto" declares one prototype wrong, "unchecked" was checked
+# against no release of this kernel.  None of them is ever installed.
 #
 # DESTDIR gets copies of Kbuild, src/ and include/ and the module, so builds
 # for several kernels (and a VM run using one of them) never share objects.
@@ -24,6 +25,8 @@ if [ "${1:-}" = --variants ]; then
 	v=$3/variants
 	"$0" "$2" "$v/missing" KCFLAGS=-DXNC_TEST_EXTRA_SYMBOL=xnc_no_such_symbol
 	"$0" "$2" "$v/clone" KCFLAGS=-DXNC_TEST_CLONE_OF=xfrm_expand_policies
+	"$0" "$2" "$v/badproto" KCFLAGS=-DXNC_TEST_BAD_PROTO
+	"$0" "$2" "$v/unchecked" KCFLAGS=-DXNC_TEST_NO_RELEASE
 	XNC_NO_KLP=1 "$0" "$2" "$v/unbound"
 	exit 0
 fi

@@ -92,6 +92,9 @@ ITEMS = (
     ("bind", "xdst_queue_output", POLICY),
     ("bind", "kallsyms_on_each_symbol", "kernel/kallsyms.c"),
     ("bind", "xfrm_policy_insert", POLICY),
+    ("bind", "bpf_get_btf_vmlinux", "kernel/bpf/verifier.c"),
+    ("bind", "btf_find_by_name_kind", "kernel/bpf/btf.c"),
+    ("bind", "btf_name_by_offset", "kernel/bpf/btf.c"),
     ("rely", "xfrm_dev_down", "net/xfrm/xfrm_device.c"),
     ("read", "xfrm_policy_afinfo", POLICY),
     ("read", "klp_patches", "kernel/livepatch/core.c"),
@@ -856,6 +859,9 @@ def cmd_check(args):
             stale += item_list_problems(blocks[line])
         else:
             stale.append(f"{line}: not in the record: scripts/drift.py update")
+    for line in (KLINES if not args.line else [args.line]):
+        if line in blocks:
+            stale += ours_problems(blocks[line])
     if not header_ok(blocks):
         stale.append("include/xnc_record.h is not what `scripts/drift.py header` "
                      "writes from scripts/kernel.record: run it")
@@ -868,6 +874,91 @@ def cmd_check(args):
               "difference(s) from scripts/kernel.record")
         return 1
     return 0
+
+
+# --- the module's own prototypes -------------------------------------------
+
+# What the module declares (the headers) and checks at load against BTF
+# (src/verify.c's table) must be the recorded prototype of the same line.
+OURS_DECLS = ("include/xfrm_nocache.h", "include/xnc_compat.h")
+OURS_TABLE = "src/verify.c"
+
+
+def preprocess(path, line):
+    """The file as the compiler sees it for LINE, without its includes:
+    only LINUX_VERSION_PATCHLEVEL is defined (test-only switches are not)."""
+    with open(os.path.join(TOP, path), encoding="utf-8") as f:
+        text = "".join(ln for ln in f if not ln.lstrip().startswith("#include"))
+    patch = line.split(".")[1]
+    r = subprocess.run(["cpp", "-P", "-undef", "-nostdinc", "-DLINUX_VERSION_MAJOR=6",
+                        f"-DLINUX_VERSION_PATCHLEVEL={patch}"],
+                       input=text, capture_output=True, text=True, check=False)
+    if r.returncode:
+        raise SourceError(f"cpp {path}: {r.stderr.strip()}")
+    return r.stdout
+
+
+def c_compact(text):
+    """A prototype with the spaces C needs only (as src/verify.c compares)."""
+    text = " ".join(text.split())
+    return re.sub(r" (?=\W)|(?<=\W) ", "", text)
+
+
+def ours(line):
+    """{kernel name: [(where, prototype)]} of the module's declarations and
+    of verify.c's table, for LINE."""
+    found = {}
+    for path in OURS_DECLS:
+        text = preprocess(path, line)
+        # a bound function: "RET xnc_NAME(...) __asm__("xnc_klp.NAME") __weak;"
+        for m in re.finditer(r'([^;{}]*?)\bxnc_(\w+)(\((?:[^;]*)\))\s*'
+                             r'__asm__\s*\(\s*"xnc_klp\.(\w+)"\s*\)', text):
+            ret, ours_name, params, name = m.groups()
+            if ours_name != name:
+                continue
+            found.setdefault(name, []).append(
+                (path, f"{ret.strip()} {name}{params}"))
+        # the replacement: "RET xnc_NAME(...);" without __asm__
+        for m in re.finditer(r'([^;{}]*?)\bxnc_(xfrm_lookup_with_ifid)'
+                             r'(\([^;]*\))\s*;', text):
+            ret, name, params = m.groups()
+            found.setdefault(name, []).append(
+                (path, f"{ret.strip()} {name}{params}"))
+    text = preprocess(OURS_TABLE, line)
+    body = re.search(r"xnc_protos\[\]\s*=\s*\{(.*?)\n\};", text, re.S)
+    if not body:
+        raise SourceError(f"{OURS_TABLE}: no xnc_protos[] table")
+    for m in re.finditer(r'\{\s*"(\w+)"\s*,\s*"([^"]*)"\s*,\s*\{([^{}]*)\}\s*\}',
+                         body.group(1)):
+        name, ret, params = m.groups()
+        plist = re.findall(r'"([^"]*)"', params)
+        found.setdefault(name, []).append(
+            (OURS_TABLE, f"{ret} {name}({', '.join(plist) or 'void'})"))
+    return found
+
+
+def ours_problems(block):
+    """The module's prototypes that differ from the record's, for BLOCK's
+    line, and functions the module binds or probes that it has none of."""
+    rows = []
+    mine = ours(block.line)
+    recorded = {e.name: e for e in block.entries if e.kind in ("bind", "copy")}
+    for name, decls in sorted(mine.items()):
+        e = recorded.get(name)
+        if not e or len(e.protos) != 1:
+            rows.append(f"{block.line}: {name}() is declared in "
+                        f"{decls[0][0]} but has no single prototype in the record")
+            continue
+        for where, proto in decls:
+            if c_compact(proto) != c_compact(e.protos[0]):
+                rows.append(f"{block.line}: {name}() in {where} is\n"
+                            f"  {' '.join(proto.split())}\n"
+                            f"  the record's is\n  {e.protos[0]}")
+    for name, e in sorted(recorded.items()):
+        if e.kind == "bind" and name not in mine:
+            rows.append(f"{block.line}: {name}() is bound in the record but "
+                        f"declared nowhere in {', '.join(OURS_DECLS)} or {OURS_TABLE}")
+    return rows
 
 
 # --- update ----------------------------------------------------------------

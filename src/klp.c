@@ -61,16 +61,19 @@ struct xnc_klp_target {
 #define XNC_TARGET(kname, sym)	{ .name = #kname, .addr = &(sym) }
 
 static const struct xnc_klp_target xnc_klp_targets[] = {
-	XNC_TARGET(xfrm_sk_policy_lookup, xnc_sk_policy_lookup),
-	XNC_TARGET(xfrm_policy_lookup_bytype, xnc_policy_lookup_bytype),
+	XNC_TARGET(xfrm_sk_policy_lookup, xnc_xfrm_sk_policy_lookup),
+	XNC_TARGET(xfrm_policy_lookup_bytype, xnc_xfrm_policy_lookup_bytype),
 	XNC_TARGET(xfrm_resolve_and_create_bundle,
-		   xnc_resolve_and_create_bundle),
+		   xnc_xfrm_resolve_and_create_bundle),
 	XNC_TARGET(xdst_queue_output, xnc_xdst_queue_output),
+	XNC_TARGET(kallsyms_on_each_symbol, xnc_kallsyms_on_each_symbol),
+	XNC_TARGET(bpf_get_btf_vmlinux, xnc_bpf_get_btf_vmlinux),
+	XNC_TARGET(btf_find_by_name_kind, xnc_btf_find_by_name_kind),
+	XNC_TARGET(btf_name_by_offset, xnc_btf_name_by_offset),
 	XNC_TARGET(xfrm_policy_afinfo, xnc_policy_afinfo),
 	XNC_TARGET(klp_patches, xnc_klp_patches),
 	XNC_TARGET(klp_mutex, xnc_klp_mutex),
 	XNC_TARGET(event_mutex, xnc_event_mutex),
-	XNC_TARGET(kallsyms_on_each_symbol, xnc_kallsyms_on_each_symbol),
 #ifdef XNC_TEST_EXTRA_SYMBOL
 	{ .name = __stringify(XNC_TEST_EXTRA_SYMBOL), .addr = &xnc_test_extra },
 #endif

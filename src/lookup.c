@@ -68,10 +68,11 @@ static int xnc_expand(const struct flowi *fl, u16 family,
 #ifdef CONFIG_XFRM_SUB_POLICY
 	if (pols[0]->action == XFRM_POLICY_ALLOW &&
 	    pols[0]->type != XFRM_POLICY_TYPE_MAIN) {
-		pols[1] = xnc_policy_lookup_bytype(xp_net(pols[0]),
-						   XFRM_POLICY_TYPE_MAIN, fl,
-						   family, XFRM_POLICY_OUT,
-						   pols[0]->if_id);
+		pols[1] = xnc_xfrm_policy_lookup_bytype(xp_net(pols[0]),
+							XFRM_POLICY_TYPE_MAIN,
+							fl, family,
+							XFRM_POLICY_OUT,
+							pols[0]->if_id);
 		if (IS_ERR(pols[1])) {
 			xfrm_pol_put(pols[0]);
 			*ex = (struct xnc_expansion){};
@@ -213,11 +214,11 @@ static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
 				 err, a->outcome, ns);
 }
 
-struct dst_entry *xnc_lookup_with_ifid(struct net *net,
-				       struct dst_entry *dst_orig,
-				       const struct flowi *fl,
-				       const struct sock *sk,
-				       int flags, u32 if_id)
+struct dst_entry *xnc_xfrm_lookup_with_ifid(struct net *net,
+					    struct dst_entry *dst_orig,
+					    const struct flowi *fl,
+					    const struct sock *sk,
+					    int flags, u32 if_id)
 {
 	struct xfrm_policy *pols[XFRM_POLICY_TYPE_MAX];
 	struct xnc_acct acct = { .outcome = XNC_NO_POLICY };
@@ -242,8 +243,8 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 	/* A per-socket policy comes first (IKE daemons bypass with these). */
 	sk = sk_const_to_full_sk(sk);
 	if (sk && rcu_access_pointer(sk->sk_policy[XFRM_POLICY_OUT])) {
-		pols[0] = xnc_sk_policy_lookup(sk, XFRM_POLICY_OUT, fl,
-					       family, if_id);
+		pols[0] = xnc_xfrm_sk_policy_lookup(sk, XFRM_POLICY_OUT, fl,
+						    family, if_id);
 		err = xnc_expand(fl, family, pols, &ex);
 		if (err) {
 			/* stock counts no MIB error for a socket policy */
@@ -301,14 +302,16 @@ struct dst_entry *xnc_lookup_with_ifid(struct net *net,
 	pols[0] = NULL;
 	if (xnc_sub_search(net)) {
 		acct.sub_search = true;
-		pols[0] = xnc_policy_lookup_bytype(net, XFRM_POLICY_TYPE_SUB,
-						   fl, family,
-						   XFRM_POLICY_OUT, if_id);
+		pols[0] = xnc_xfrm_policy_lookup_bytype(net,
+							XFRM_POLICY_TYPE_SUB,
+							fl, family,
+							XFRM_POLICY_OUT, if_id);
 	}
 	if (!pols[0])
-		pols[0] = xnc_policy_lookup_bytype(net, XFRM_POLICY_TYPE_MAIN,
-						   fl, family,
-						   XFRM_POLICY_OUT, if_id);
+		pols[0] = xnc_xfrm_policy_lookup_bytype(net,
+							XFRM_POLICY_TYPE_MAIN,
+							fl, family,
+							XFRM_POLICY_OUT, if_id);
 	err = xnc_expand(fl, family, pols, &ex);
 	if (err) {
 		XFRM_INC_STATS(net, LINUX_MIB_XFRMOUTPOLERROR);

@@ -43,7 +43,7 @@
 static struct klp_func xnc_funcs[] = {
 	{
 		.old_name = XNC_PATCHED_FUNC,
-		.new_func = xnc_lookup_with_ifid,
+		.new_func = xnc_xfrm_lookup_with_ifid,
 	}, { }
 };
 
@@ -64,6 +64,12 @@ static int __init xnc_init(void)
 	int err;
 
 	err = xnc_klp_check();
+	if (err)
+		return err;
+	err = xnc_verify_release();
+	if (err)
+		return err;
+	err = xnc_verify_btf();
 	if (err)
 		return err;
 	err = xnc_queue_probe();

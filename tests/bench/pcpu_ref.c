@@ -79,8 +79,8 @@ struct xfrm_dst *xnc_ref_bundle(struct xfrm_policy **pols, int num_pols,
 		dst_release(&xdst->u.dst);
 	this_cpu_inc(xnc_ref_stats.misses);
 
-	xdst = xnc_resolve_and_create_bundle(pols, num_pols, fl, family,
-					     dst_orig);
+	xdst = xnc_xfrm_resolve_and_create_bundle(pols, num_pols, fl, family,
+						  dst_orig);
 	if (!IS_ERR_OR_NULL(xdst)) {
 		dst_hold(&xdst->u.dst);
 		xnc_ref_keep(xdst);

@@ -4,6 +4,10 @@
 # livepatch behind, with a message naming the cause; test-only builds of
 # the module (scripts/build.sh --variants) stand in for kernels we cannot
 # boot:
+#  - a prototype that differs from the kernel's BTF ("badproto" declares
+#    xfrm_policy_insert() with a long excl);
+#  - a release not in scripts/kernel.record ("unchecked" lists none of
+#    this kernel's): EPERM, naming it; unchecked=1 loads it with a warning;
 #  - a kernel lacking a symbol we bind ("missing" binds one no kernel has):
 #    the livepatch core refuses while loading, naming it;
 #  - a compiler clone of the function we replace ("clone" looks for clones
@@ -45,7 +49,7 @@ refused() {
 	local ko=$VARIANTS/$1/xfrm_nocache.ko
 	[ -f "$ko" ] || fail "$ko missing (scripts/build.sh --variants)"
 	dmesg_mark
-	expect_eq "errno loading the '$1' build" "$(load_errno "$ko")" "$2"
+	expect_eq "errno loading the '$1' build" "$(load_errno "$ko" "${XNC_LOAD_ARGS:-}")" "$2"
 	mod_loaded && fail "the '$1' build stayed loaded"
 	[ -e $LP ] && fail "livepatch registered by the '$1' build"
 	[ -e /proc/net/xfrm_nocache ] && fail "proc file left by the '$1' build"
@@ -57,6 +61,19 @@ refused() {
 refused missing 22 "livepatch: symbol 'xnc_no_such_symbol' not found in symbol table"
 refused clone 8 "a compiler clone of xfrm_expand_policies(): its callers cannot be patched"
 refused unbound 8 "kernel symbols are not bound, 'xfrm_sk_policy_lookup' first"
+refused badproto 8 "xfrm_policy_insert(): this kernel declares 'int xfrm_policy_insert(int dir, struct xfrm_policy *policy, int excl)', the module was built for 'int xfrm_policy_insert(int dir, struct xfrm_policy *policy, long excl)'; refusing to load"
+
+# a kernel release the module was not checked against: refused (EPERM),
+# naming the release; unchecked=1 loads it, saying so
+rel=$(uname -v | sed -n 's/.* Debian \([^ ]*\) .*/\1/p')
+[ -n "$rel" ] || fail "no Debian release in uname -v: $(uname -v)"
+XNC_LOAD_ARGS='' refused unchecked 1 "Debian kernel $rel was not checked against this module (newest checked: 6.0.0-0); stock lookups stay"
+dmesg_mark
+XNC_KO=$VARIANTS/unchecked/xfrm_nocache.ko xnc_load unchecked=1 ||
+	fail "the 'unchecked' build with unchecked=1 did not load"
+dmesg_since | grep -qF "Debian kernel $rel was not checked against this module (newest checked: 6.0.0-0): loading unchecked (unchecked=1)" ||
+	fail "no warning loading the 'unchecked' build with unchecked=1: $(dmesg_since | tail -n 3)"
+xnc_unload || fail "unload of the 'unchecked' build failed"
 
 xnc_load || fail "normal load failed"
 insmod "$XNC_KO" 2>/dev/null && fail "a second copy loaded"

@@ -86,7 +86,8 @@ expect_ge "livepatch relocation sections in $ko" "$n" 1
 grep -qx '#xfrm_nocache' /etc/modules-load.d/xfrm-nocache.conf ||
 	fail "modules-load.d file missing or its line not commented"
 [ "$(modinfo -F filename xfrm_nocache)" = "$ko" ] || fail "modprobe would not load $ko"
-modprobe xfrm_nocache || fail "modprobe xfrm_nocache failed"
+# shellcheck disable=SC2086 # XNC_LOAD_ARGS: words (runner.sh)
+modprobe xfrm_nocache ${XNC_LOAD_ARGS:-} || fail "modprobe xfrm_nocache failed"
 wait_for 30 lp_settled || fail "livepatch transition did not finish"
 pair
 sa "a b" 10.0.0.1 10.0.0.2 0x100 transport
