@@ -6,6 +6,7 @@
 #define _XFRM_NOCACHE_H
 
 #include <linux/atomic.h>
+#include <linux/kprobes.h>
 #include <linux/types.h>
 #include <linux/percpu.h>
 #include <linux/socket.h>
@@ -140,6 +141,7 @@ struct xnc_net {
 	 * subpol.c.  The hot path reads bit 0 only.
 	 */
 	atomic_t sub_state;
+	atomic_t sub_inserting;	/* outbound sub policies being inserted */
 	bool sub_dead;		/* past our pernet exit: no more recounts */
 	struct work_struct sub_recount;
 	struct net *net;
@@ -162,12 +164,17 @@ void xnc_count(struct net *net, enum xnc_stat stat, u64 n);
  * Whether a lookup in @net has to search the namespace's sub policies: no
  * when it has no outbound one (subpol.c keeps that exact), so that the one
  * policy table search stock makes in vain on nearly every system is not
- * made.  Without CONFIG_XFRM_SUB_POLICY there are none.
+ * made.  Always, once the probe that sees insertions has missed one.
+ * Without CONFIG_XFRM_SUB_POLICY there are none.
  */
+extern struct kretprobe xnc_sub_probe;
+
 static inline bool xnc_sub_search(const struct net *net)
 {
 	return IS_ENABLED(CONFIG_XFRM_SUB_POLICY) &&
-	       (atomic_read(&xnc_net(net)->sub_state) & XNC_SUB_MAYBE);
+	       ((atomic_read(&xnc_net(net)->sub_state) & XNC_SUB_MAYBE) ||
+		unlikely(READ_ONCE(xnc_sub_probe.nmissed) ||
+			 READ_ONCE(xnc_sub_probe.kp.nmissed)));
 }
 
 void xnc_sub_net_init(struct net *net);

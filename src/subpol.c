@@ -1,50 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Whether a namespace has an outbound sub policy, kept exact, so that the
- * lookup searches the sub policy tables only when one may match.
+ * Whether a namespace may have an outbound sub policy, kept exact, so that
+ * lookups search the sub policy tables only then (xnc_sub_search()).
  *
- * With CONFIG_XFRM_SUB_POLICY (Debian's kernels have it) every output
- * lookup searches the policies twice, sub then main, although almost no
- * system has a sub policy: IKE daemons never install one.  Skipping the
- * first search is exact only if "none" is never stale: a sub policy that
- * blocks is a security boundary, and the packet sent after the command
- * that added it returned must meet it.
+ * Additions: every policy enters the tables through xfrm_policy_insert(),
+ * whoever calls it and whether or not a key manager is told.  A kretprobe
+ * on it marks the namespace "maybe" on entry, before the policy is linked
+ * and before the insertion makes routes stale, and again on return.  A
+ * probe that cannot run counts in nmissed before the insertion does, and
+ * lookups then always search: the skip never fails open.
  *
- * Policies enter a namespace's tables only through xfrm_policy_insert(),
- * from netlink (xfrm_user) and PF_KEY (af_key), and both report every
- * insertion to the key managers before the request returns.  We register
- * as one (xfrm_register_km(), exported) that only listens:
- *
- *  - an outbound sub policy added or updated sets the namespace's state
- *    to "maybe" (XNC_SUB_MAYBE), then makes the routes of the policy's
- *    family stale, as xfrm_policy_insert() did just before: a socket that
- *    looked its route up again between the insertion and our report (and
- *    so skipped the sub policies) keeps that route, or bundle, only until
- *    its next packet;
- *  - anything that may have removed one (delete, hard expiry, flush of sub
- *    policies) queues a recount, which walks the namespace's policies
- *    (xfrm_policy_walk(), exported, under the kernel's policy lock) and
- *    clears "maybe" only if it found none and nothing was added since it
- *    began: the state also counts additions, and the recount clears it
- *    with a compare-and-exchange against the value it read before the
- *    walk.  An insertion the walk did not see comes after it, and so does
- *    its report: either that report has already changed the state (the
- *    exchange fails) or it sets "maybe" again.
- *
- * Removal that does not report (device-bound policies flushed with their
- * device, a namespace's teardown) at worst leaves "maybe" set: a search
- * that finds nothing, as stock's.  "maybe" is the state from a namespace's
- * creation (stats.c) until its first recount, which is queued only once we
- * are registered, by pernet operations registered after that: for the
- * namespaces that exist when the module loads and for every new one.
- *
- * The key manager hooks the kernel calls unconditionally (acquire,
- * compile_policy) answer as "not mine", leaving the result to the others
- * exactly as if we were not registered.  Every hook may run in atomic
- * context: a report only changes the state, bumps the route generation or
- * queues the work.
+ * Removals (delete, hard expiry, flush), which key managers hear of,
+ * queue a recount: a walk of the namespace's sub policies, which clears
+ * "maybe" only if it found no outbound one, no insertion is under way and
+ * the state did not change since before the walk (docs/testing.md, "Sub
+ * policies").  A removal nobody reports leaves "maybe": a vain search, as
+ * stock's.
  */
 
+#include <linux/kprobes.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
 #include <net/xfrm.h>
@@ -60,27 +34,57 @@ static bool xnc_sub_out(const struct xfrm_policy *xp, int dir)
 		xfrm_policy_id2dir(xp->index) == XFRM_POLICY_OUT);
 }
 
-static void xnc_sub_add(const struct xfrm_policy *xp)
+/* one more addition, and "maybe", in one fully ordered step */
+static void xnc_sub_mark(struct xnc_net *xn)
 {
-	struct net *net = xp_net(xp);
-	atomic_t *state = &xnc_net(net)->sub_state;
-	int old = atomic_read(state), new;
+	int old = atomic_read(&xn->sub_state), new;
 
-	/* one more addition, and "maybe", in one step (fully ordered) */
 	do {
 		new = (int)(((unsigned int)old + 2) | XNC_SUB_MAYBE);
-	} while (!atomic_try_cmpxchg(state, &old, new));
-
-	/*
-	 * Then stale routes, as the insertion did (see the top): IPv6's is
-	 * the kernel's own hook, called as xfrm_policy_insert() calls it
-	 * (its target's address is taken, so it keeps its ENDBR).
-	 */
-	if (xp->family == AF_INET)
-		rt_genid_bump_ipv4(net);
-	else
-		rt_genid_bump_ipv6(net);
+	} while (!atomic_try_cmpxchg(&xn->sub_state, &old, new));
 }
+
+/* xfrm_policy_insert(dir, policy, excl): the outbound sub policies */
+static_assert(__builtin_types_compatible_p(typeof(xfrm_policy_insert),
+					   int (int, struct xfrm_policy *, int)));
+
+static int xnc_sub_insert_entry(struct kretprobe_instance *ri,
+				struct pt_regs *regs)
+{
+	int dir = (int)regs_get_kernel_argument(regs, 0);
+	struct xfrm_policy *xp =
+		(struct xfrm_policy *)regs_get_kernel_argument(regs, 1);
+	struct xnc_net **xn = (struct xnc_net **)ri->data;
+
+	*xn = NULL;
+	if (!xnc_sub_out(xp, dir))
+		return 0;
+	*xn = xnc_net(xp_net(xp));
+	atomic_inc(&(*xn)->sub_inserting);
+	xnc_sub_mark(*xn);
+	return 0;
+}
+
+static int xnc_sub_insert_return(struct kretprobe_instance *ri,
+				 struct pt_regs *regs)
+{
+	struct xnc_net *xn = *(struct xnc_net **)ri->data;
+
+	if (xn) {
+		xnc_sub_mark(xn);
+		atomic_dec(&xn->sub_inserting);
+	}
+	return 0;
+}
+
+struct kretprobe xnc_sub_probe = {
+	.kp.symbol_name	= "xfrm_policy_insert",
+	.entry_handler	= xnc_sub_insert_entry,
+	.handler	= xnc_sub_insert_return,
+	.data_size	= sizeof(struct xnc_net *),
+	/* insertions under way at once (policy lock holders and waiters) */
+	.maxactive	= 64,
+};
 
 /*
  * Under RCU (km_policy_notify()'s): a namespace past our exit may still
@@ -117,6 +121,9 @@ static void xnc_sub_recount(struct work_struct *work)
 	/* 1: found one; -ENOENT: no sub policy; 0: none outbound */
 	if (err && err != -ENOENT)
 		return;
+	/* one the walk may not have seen yet; its return recounts nothing */
+	if (atomic_read(&xn->sub_inserting))
+		return;
 	atomic_cmpxchg(&xn->sub_state, old, old & ~XNC_SUB_MAYBE);
 }
 
@@ -126,8 +133,7 @@ static int xnc_sub_notify_policy(struct xfrm_policy *xp, int dir,
 	switch (c->event) {
 	case XFRM_MSG_NEWPOLICY:
 	case XFRM_MSG_UPDPOLICY:
-		if (xnc_sub_out(xp, dir))
-			xnc_sub_add(xp);
+		/* the probe saw it inserted */
 		break;
 	case XFRM_MSG_FLUSHPOLICY:
 		/* no policy; c->net is set for a flush only */
@@ -176,6 +182,7 @@ void xnc_sub_net_init(struct net *net)
 	xn->net = net;
 	xn->sub_dead = false;
 	atomic_set(&xn->sub_state, XNC_SUB_MAYBE);
+	atomic_set(&xn->sub_inserting, 0);
 	INIT_WORK(&xn->sub_recount, xnc_sub_recount);
 }
 
@@ -221,10 +228,18 @@ int xnc_sub_init(void)
 {
 	int err;
 
+	err = register_kretprobe(&xnc_sub_probe);
+	if (err) {
+		pr_err("xfrm_nocache: cannot probe xfrm_policy_insert(): %d\n",
+		       err);
+		return err;
+	}
 	xfrm_register_km(&xnc_sub_km);
 	err = register_pernet_subsys(&xnc_sub_net_ops);
-	if (err)
+	if (err) {
 		xfrm_unregister_km(&xnc_sub_km);
+		unregister_kretprobe(&xnc_sub_probe);
+	}
 	return err;
 }
 
@@ -234,6 +249,7 @@ int xnc_sub_init(void)
  */
 void xnc_sub_exit(void)
 {
+	unregister_kretprobe(&xnc_sub_probe);
 	xfrm_unregister_km(&xnc_sub_km);
 	unregister_pernet_subsys(&xnc_sub_net_ops);
 }
