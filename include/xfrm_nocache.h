@@ -79,9 +79,6 @@ extern struct list_head xnc_klp_patches
 /* ... and the lock that serializes every change to that list */
 extern struct mutex xnc_klp_mutex
 	__asm__("xnc_klp.klp_mutex") __weak;
-/* kernel/trace: held by whoever adds or removes a trace event */
-extern struct mutex xnc_event_mutex
-	__asm__("xnc_klp.event_mutex") __weak;
 
 /* 0 when every symbol above is bound and the kernel is one we can patch */
 int xnc_klp_check(void);

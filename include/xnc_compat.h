@@ -15,6 +15,7 @@
 #include <linux/version.h>
 
 struct module;
+struct mutex;
 
 #if !defined(LINUX_VERSION_MAJOR) || LINUX_VERSION_MAJOR != 6 || \
 	(LINUX_VERSION_PATCHLEVEL != 1 && LINUX_VERSION_PATCHLEVEL != 12)
@@ -49,8 +50,12 @@ int xnc_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
 
 /*
  * 6.1 does not create trace events for a module with the livepatch taint
- * (trace_module_has_bad_taint()): src/trace.c registers them itself.
+ * (trace_module_has_bad_taint()): src/trace.c registers them itself, under
+ * the tracing core's event_mutex (not exported: bound, src/klp.c).
  */
+#define XNC_OWN_TRACE_EVENTS
+extern struct mutex xnc_event_mutex
+	__asm__("xnc_klp.event_mutex") __weak;
 
 #else /* 6.12 */
 

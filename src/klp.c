@@ -73,7 +73,9 @@ static const struct xnc_klp_target xnc_klp_targets[] = {
 	XNC_TARGET(xfrm_policy_afinfo, xnc_policy_afinfo),
 	XNC_TARGET(klp_patches, xnc_klp_patches),
 	XNC_TARGET(klp_mutex, xnc_klp_mutex),
+#ifdef XNC_OWN_TRACE_EVENTS
 	XNC_TARGET(event_mutex, xnc_event_mutex),
+#endif
 #ifdef XNC_TEST_EXTRA_SYMBOL
 	{ .name = __stringify(XNC_TEST_EXTRA_SYMBOL), .addr = &xnc_test_extra },
 #endif

@@ -4,21 +4,11 @@
  * events exist.
  *
  * 6.12 creates trace events for livepatch modules like for any other.  6.1
- * refuses to for a module carrying any taint but O/C/E, and a livepatch
- * module always carries K (trace_module_has_bad_taint(): "module has bad
- * taint, not creating trace events").  The tracepoints themselves work
- * there: their static keys live in our own jump table.  So on a kernel
- * that did not register our events when the module came in (their type is
- * still 0), we add the event calls by hand, owned by this module, and
+ * does not for a module with the livepatch taint K ("module has bad taint,
+ * not creating trace events"), although the tracepoints work: there we add
+ * the event calls ourselves, under the tracing core's event_mutex, and
  * remove them at unload.  Whether the kernel did is read from the events
- * themselves, not from the version: a 6.1.y that learns to do it is
- * handled too, and the events are never registered twice.
- *
- * Adding and removing event calls requires the tracing core's event_mutex
- * (not exported; bound like the functions we call, klp.c), as the kprobe
- * events hold it: without it a concurrent enable or a tracefs reader could
- * see a half-registered event (lockdep reports the missing lock on a debug
- * kernel).
+ * (their type), so they are never registered twice.
  */
 #include <linux/mutex.h>
 
@@ -37,7 +27,8 @@ static struct trace_event_call *xnc_events[] = {
 	&event_xnc_flush,
 };
 
-/* we registered the events (6.1), and remove them at unload */
+#ifdef XNC_OWN_TRACE_EVENTS
+/* we registered the events, and remove them at unload */
 static bool xnc_events_ours;
 
 int xnc_trace_init(void)
@@ -86,3 +77,19 @@ void xnc_trace_exit(void)
 		trace_remove_event_call(xnc_events[i]);
 	mutex_unlock(&xnc_event_mutex);
 }
+
+#else /* the kernel creates and removes our events */
+
+int xnc_trace_init(void)
+{
+	if (xnc_events[0]->event.type)
+		return 0;
+	pr_err("xfrm_nocache: the kernel created no trace events for us; refusing to load\n");
+	return -ENOENT;
+}
+
+void xnc_trace_exit(void)
+{
+}
+
+#endif

@@ -12,12 +12,15 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d /tmp/xnc-klp.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-want="xfrm_sk_policy_lookup xfrm_policy_lookup_bytype xfrm_resolve_and_create_bundle
-xdst_queue_output xfrm_policy_afinfo klp_patches klp_mutex event_mutex
+common="xfrm_sk_policy_lookup xfrm_policy_lookup_bytype xfrm_resolve_and_create_bundle
+xdst_queue_output xfrm_policy_afinfo klp_patches klp_mutex
 kallsyms_on_each_symbol bpf_get_btf_vmlinux btf_find_by_name_kind
 btf_name_by_offset"
 
 for line in ${XNC_HOST_KLINES:-6.1 6.12}; do
+	# 6.1 registers our trace events itself (src/trace.c)
+	want=$common
+	case $line in 6.1 | 6.1-rt) want="$want event_mutex" ;; esac
 	kdir=$(XNC_KLINE=$line "$top/scripts/kernel.sh" kdir)
 	d=$tmp/$line
 	"$top/scripts/build.sh" "$kdir" "$d"
