@@ -1,30 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The replacement for xfrm_lookup_with_ifid(): find the output policy for a
- * flow and build its bundle, every time, from scratch.
+ * flow and build its bundle from scratch, as stock 6.1 and 6.12 do (no
+ * bundle cache since 4.19), with what a user can observe the same case by
+ * case (errno, the SA that carries the packet, policy use_time,
+ * /proc/net/xfrm_stat), counted per namespace, and one policy search fewer
+ * while the namespace has no outbound sub policy (subpol.c).
  *
- * Nothing is cached between calls: no per-CPU "last bundle", no per-socket
- * or per-route bundle.  A cached bundle has to be validated (policy genid,
- * every state still valid, every route still valid) before it may be used,
- * and with many tunnels interleaving on one CPU that validation is mostly
- * wasted.  Building afresh costs the same at 1 tunnel as at 10,000.
- *
- * The control flow follows stock 6.1 case by case: what a user can observe
- * (errno, which SA carries the packet, policy use_time, the MIB counters in
- * /proc/net/xfrm_stat) is the same.  The kernel's own primitives do the
- * real work: the policy hash lookups, template resolution and bundle
- * construction, and the hold queue for flows whose SA is still being
- * negotiated.
- *
- * Context: callable from process and softirq context, like the original.
- * This file takes no lock, never sleeps and never toggles bottom halves;
- * the policy lookups take their own RCU read-side sections, and what we
- * allocate is GFP_ATOMIC.  The kernel's primitives called from here (the
- * SA search, the hold queue) take the locks stock takes: on PREEMPT_RT
- * those are sleeping locks and the whole path is preemptible, also inside
- * RCU read side (preemptible RCU), as stock's is.  The counters are
- * this_cpu_*() operations, correct wherever the task is preempted or
- * migrated between two of them.
+ * Process or softirq context.  No lock of ours, no sleeping, no bottom-half
+ * toggling; allocations are GFP_ATOMIC and counters this_cpu_*(), so the
+ * path is preemptible on PREEMPT_RT as stock's is.
  */
 
 #include <linux/kernel.h>

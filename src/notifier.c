@@ -1,57 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A netdevice notifier: when a device goes down, delete every SA offloaded
- * to it (x->xso.dev == dev), and on 6.12 every policy offloaded to it
- * (pol->xdo.dev == dev), whatever the device's features say now.
- *
- * The kernel's own notifier (net/xfrm/xfrm_device.c) flushes on
- * NETDEV_DOWN only while the device still advertises NETIF_F_HW_ESP, so an
- * SA whose device had "esp-hw-offload" switched off afterwards stays bound
- * to a downed device.  We key on what is bound instead.  Software SAs and
- * policies, and what is offloaded to other devices, are never touched, and
- * NETDEV_UNREGISTER is left to the kernel's notifier (there is no cache of
- * ours to flush).
- *
- * Only a device with xfrmdev_ops can have anything bound to it (binding an
- * SA or a policy goes through its xdo_dev_state_add/xdo_dev_policy_add):
- * for every other device (veth, bridge, VLAN, a container's interfaces) we
- * count the event and return, with no walk of any table.
- *
- * The deletion itself is the kernel's xfrm_dev_state_flush(), then, where
- * policies can be offloaded (6.12), xfrm_dev_policy_flush(), in the order
- * the kernel's notifier uses.  Each walks the namespace's states or
- * policies under its lock, deletes every one bound to @dev (the state
- * flush spares states the kernel holds, xfrm_state_kern(): IPcomp
- * tunnels), and tells the driver.  Neither looks at the device's features.
- * task_valid only says whether the audit record may name the current
- * task: we run in the process that downed the device, with RTNL held,
- * exactly like the kernel's notifier, which passes true.  The flushes and
- * the walks take their locks with BHs off themselves; nothing here
- * toggles bottom halves.
- *
- * Counting (SAsFlushed, PoliciesFlushed): a flush returns 0 when it
- * deleted something and an error otherwise (-ESRCH: nothing bound; or a
- * security module refused, and then it deleted nothing), not a count.  It
- * deletes everything bound to @dev before it returns, so one count
- * beforehand, with xfrm_state_walk()/xfrm_policy_walk(), is what it
- * removed when it succeeds.  That is exact unless another agent adds or
- * deletes an SA or policy bound to this very device in the few
- * microseconds between the count and the flush.  Nothing bound: no flush.
- *
- * The kernel's notifier already does exactly this for a device that still
- * has NETIF_F_HW_ESP: there we do nothing more than stock (its flush walks
- * the table twice on Debian, with the LSM check; a flush and a count of
- * ours before it would add three walks for the same result).  We flush
- * only the device whose feature is off, where stock would leave the SAs
- * and policies bound: SAsFlushed, PoliciesFlushed and the xnc_flush event
- * count what the module removed beyond stock.  Features change under
- * RTNL, which both notifiers run under, so they see the same bit.
- *
- * Careful with unregister_netdevice_notifier(): it replays NETDEV_DOWN for
- * every device that is up, in every namespace, to the notifier being
- * removed.  Acting on that would delete the offloaded SAs of every running
- * device at rmmod, so @xnc_notifier_live is cleared first and the callback
- * ignores everything while it is clear.
+ * On NETDEV_DOWN, delete the SAs (and, 6.12, policies) offloaded to the
+ * device, keyed on what is bound to it rather than on NETIF_F_HW_ESP: the
+ * kernel's own notifier flushes only while that feature is on, and then we
+ * leave it to stock.  Only a device with xfrmdev_ops can hold any; others
+ * cost one counter.  Flushing is the kernel's xfrm_dev_state_flush() and
+ * xfrm_dev_policy_flush(); they return no count, so a walk before counts
+ * what they will remove.  unregister_netdevice_notifier() replays
+ * NETDEV_DOWN for every device that is up: ignored (docs/testing.md).
  */
 
 #include <linux/netdevice.h>

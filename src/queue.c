@@ -1,30 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * How many references a queue bundle must hold on its route, found out
- * once at load from the running kernel itself.
- *
- * A queue bundle (lookup.c, xfrm_larval_drop=0) points at the flow's route
- * twice: as xdst->route and as its child.  When the bundle is destroyed,
- * the kernel drops the route's reference (xfrm_dst_destroy()), and drops
- * the child's only for a bundle with a state (dst_destroy() looks at
- * dst->xfrm), which a queue bundle never has.  Stock takes a reference for
- * each anyway, so every queued lookup leaks a route; we take one.  That is
- * right for 6.1 and 6.12 as they are, but it rests on a rule inside the
- * kernel: if a later stable release fixed the leak the other way, by
- * making dst_destroy() release a queue bundle's child, one reference would
- * be dropped twice for every queued lookup, and DKMS would rebuild the
- * unchanged module for it without a word.
- *
- * So we do not assume the rule, we observe it: build a bundle shaped like
- * a queue bundle (no state, DST_XFRM_QUEUE, route and child the same dst)
- * over a private dst of ours, with two references on that dst for the
- * bundle, release the bundle, wait for its RCU-deferred destruction, and
- * count what the kernel dropped.  Queue bundles then take that many.  Only
- * one or two make sense; anything else refuses the load.
- *
- * Both dsts come from init_net's IPv4 xfrm dst_ops, built the way the
- * kernel builds a bundle that never got a route (xfrm_alloc_dst()), so
- * the kernel destroys them with its own code and nothing points at ours.
+ * How many references a queue bundle must hold on its route, observed at
+ * load: destroying one drops xdst->route's, and the child's only for a
+ * bundle with a state, which a queue bundle never has (stock takes both and
+ * leaks a route per queued lookup).  A stable fix either way changes the
+ * count, so build a bundle shaped like one over a private dst, release it
+ * and count; only 1 or 2 make sense (docs/testing.md, "How it works").
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
