@@ -106,12 +106,31 @@ cmp -s "$f" "$tmp/base/$top_dir/net/xfrm/xfrm_policy.c" && fail "cosmetic: nothi
 run cosmetic 0 "$tmp/cosmetic" "$ver"
 
 # (f) include/xnc_record.h edited by hand: a copy of the tree's parts
-mkdir -p "$tmp/tree/scripts" "$tmp/tree/include"
+mkdir -p "$tmp/tree/scripts" "$tmp/tree/include" "$tmp/tree/src"
 cp "$drift" "$top/scripts/kernel.record" "$tmp/tree/scripts/"
+cp "$top/include/xfrm_nocache.h" "$top/include/xnc_compat.h" "$tmp/tree/include/"
+cp "$top/src/verify.c" "$tmp/tree/src/"
 sed 's/^#define XNC_RECORD_RELEASES .*/& "0.0"/' "$top/include/xnc_record.h" >"$tmp/tree/include/xnc_record.h"
 drift=$tmp/tree/scripts/drift.py
 run header 1 "$tmp/base" "$ver"
 grep -q 'include/xnc_record.h is not what' "$tmp/header.out" || fail "header: not reported"
+cp "$top/include/xnc_record.h" "$tmp/tree/include/"
+
+# (g) the module's own prototype differs from the record's: a parameter
+# of verify.c's xfrm_policy_lookup_bytype() declared u16, then the same
+# in the header's declaration
+sed -i 's/"u16 family", "u8 dir", "u32 if_id"/"u16 family", "u16 dir", "u32 if_id"/' "$tmp/tree/src/verify.c"
+cmp -s "$tmp/tree/src/verify.c" "$top/src/verify.c" && fail "ours: nothing planted in verify.c"
+run ours-table 1 "$tmp/base" "$ver"
+grep -q 'xfrm_policy_lookup_bytype() in src/verify.c is' "$tmp/ours-table.out" ||
+	fail "ours: verify.c's prototype not reported"
+cp "$top/src/verify.c" "$tmp/tree/src/"
+sed -i 's/ u16 family, u8 dir,$/ u16 family, u16 dir,/' "$tmp/tree/include/xfrm_nocache.h"
+cmp -s "$tmp/tree/include/xfrm_nocache.h" "$top/include/xfrm_nocache.h" &&
+	fail "ours: nothing planted in xfrm_nocache.h"
+run ours-decl 1 "$tmp/base" "$ver"
+grep -q 'xfrm_policy_lookup_bytype() in include/xfrm_nocache.h is' "$tmp/ours-decl.out" ||
+	fail "ours: the header's declaration not reported"
 drift=$top/scripts/drift.py
 
 # (g) the extractor on made-up C
@@ -178,4 +197,4 @@ print("extractor: all cases")
 PY
 cat "$tmp/g.out"
 
-echo "drift: installed sources as recorded; planted body and prototype changes reported, a newer release noted, cosmetic changes pass, a stale header fails"
+echo "drift: installed sources as recorded; planted body and prototype changes reported, a newer release noted, cosmetic changes pass, a stale header and the module's own wrong prototypes fail"
