@@ -193,31 +193,6 @@ int xnc_queue_probe(void);
 int xnc_notifier_init(void);
 void xnc_notifier_exit(void);
 
-/*
- * The benchmark's reference build (tests/bench/pcpu_ref.c, a separate
- * module) interposes a per-CPU bundle cache here, and in front of every
- * bundle creation (xnc_create_bundle); the shipped module has none, these
- * are empty and bundles come straight from the kernel.
- */
-#ifdef XNC_PCPU_REF
-int xnc_ref_init(void);
-void xnc_ref_exit(void);
-struct xfrm_dst *xnc_ref_bundle(struct xfrm_policy **pols, int num_pols,
-				const struct flowi *fl, u16 family,
-				struct dst_entry *dst_orig);
-#define xnc_create_bundle xnc_ref_bundle
-#else
-#define xnc_create_bundle xnc_xfrm_resolve_and_create_bundle
-static inline int xnc_ref_init(void)
-{
-	return 0;
-}
-
-static inline void xnc_ref_exit(void)
-{
-}
-#endif
-
 /* the function we replace */
 struct dst_entry *xnc_xfrm_lookup_with_ifid(struct net *net,
 					    struct dst_entry *dst_orig,

@@ -242,8 +242,10 @@ struct dst_entry *xnc_xfrm_lookup_with_ifid(struct net *net,
 			num_xfrms = ex.block ? 0 : ex.num_tmpls;
 			if (!num_xfrms)
 				goto decide;
-			xdst = xnc_create_bundle(pols, ex.num_pols, fl, family,
-						 dst_orig);
+			xdst = xnc_xfrm_resolve_and_create_bundle(pols,
+								  ex.num_pols,
+								  fl, family,
+								  dst_orig);
 			if (IS_ERR(xdst)) {
 				xfrm_pols_put(pols, ex.num_pols);
 				own_pols = 0;
@@ -308,8 +310,9 @@ struct dst_entry *xnc_xfrm_lookup_with_ifid(struct net *net,
 
 	num_xfrms = ex.block ? 0 : ex.num_tmpls;
 	if (num_xfrms > 0) {
-		xdst = xnc_create_bundle(pols, ex.num_pols, fl, family,
-					 dst_orig);
+		xdst = xnc_xfrm_resolve_and_create_bundle(pols, ex.num_pols,
+							  fl, family,
+							  dst_orig);
 		if (IS_ERR(xdst)) {
 			err = PTR_ERR(xdst);
 			xdst = NULL;

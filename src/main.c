@@ -78,13 +78,10 @@ static int __init xnc_init(void)
 	err = xnc_refuse_stacking(&xnc_patch, XNC_PATCHED_FUNC);
 	if (err)
 		return err;
-	err = xnc_ref_init();
-	if (err)
-		return err;
 	err = xnc_trace_init();
 	if (err) {
 		pr_err("cannot register trace events: %d\n", err);
-		goto out_ref;
+		return err;
 	}
 	err = xnc_stats_init();
 	if (err)
@@ -112,8 +109,6 @@ out_stats:
 	xnc_stats_exit();
 out_trace:
 	xnc_trace_exit();
-out_ref:
-	xnc_ref_exit();
 	return err;
 }
 
@@ -123,7 +118,6 @@ static void __exit xnc_exit(void)
 	xnc_notifier_exit();
 	xnc_stats_exit();
 	xnc_trace_exit();
-	xnc_ref_exit();
 }
 
 module_init(xnc_init);

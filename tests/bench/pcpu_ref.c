@@ -21,6 +21,10 @@
  *
  * Slots are emptied on NETDEV_DOWN and NETDEV_UNREGISTER (a cached bundle
  * holds its devices) and at module exit.
+ *
+ * scripts/pcpu-ref-tree.sh builds it with the shipped sources, their
+ * bundle creations sent to xnc_ref_bundle() and their init and exit
+ * called from ours.
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -145,20 +149,28 @@ MODULE_PARM_DESC(ref_hits, "bundles reused from the per-CPU slot");
 module_param_cb(ref_misses, &xnc_ref_misses_ops, NULL, 0444);
 MODULE_PARM_DESC(ref_misses, "bundles built because the slot did not fit");
 
-/* After the kernel symbols are resolved, before the patch is enabled. */
-int xnc_ref_init(void)
+static int __init xnc_ref_init(void)
 {
 	int err = register_netdevice_notifier(&xnc_ref_nb);
 
 	if (err)
 		return err;
+	err = xnc_init();
+	if (err) {
+		unregister_netdevice_notifier(&xnc_ref_nb);
+		return err;
+	}
 	pr_info("REFERENCE build: per-CPU last-bundle cache, benchmark only\n");
 	return 0;
 }
 
-/* The patch is gone: nothing resolves through us any more. */
-void xnc_ref_exit(void)
+/* The patch is gone (xnc_exit()): nothing resolves through us any more. */
+static void __exit xnc_ref_exit(void)
 {
+	xnc_exit();
 	unregister_netdevice_notifier(&xnc_ref_nb);
 	xnc_ref_flush();
 }
+
+module_init(xnc_ref_init);
+module_exit(xnc_ref_exit);
