@@ -122,7 +122,11 @@ enum xnc_stat {
 
 struct xnc_pcpu_stats {
 	u64 v[XNC_STAT_MAX];
-	u64 lat[XNC_LAT_BUCKETS];
+};
+
+/* allocated only while latency=1 (stats.c) */
+struct xnc_pcpu_hist {
+	u64 b[XNC_LAT_BUCKETS];
 };
 
 /* latency=1: time every resolution into the histogram (stats.c) */
@@ -132,6 +136,10 @@ struct xnc_net {
 	/* what the hot path reads, under RCU; NULL once the netns is dying */
 	struct xnc_pcpu_stats __percpu *stats_live;
 	struct xnc_pcpu_stats __percpu *stats;
+	/* the latency histogram, under RCU too; NULL while latency=0 */
+	struct xnc_pcpu_hist __percpu *hist;
+	struct xnc_pcpu_hist __percpu *hist_old;	/* being freed */
+	struct list_head node;	/* in stats.c's list of namespaces */
 	/*
 	 * Whether the namespace may have an outbound sub policy (bit 0,
 	 * XNC_SUB_MAYBE) and how many times one was added (the rest):

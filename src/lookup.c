@@ -187,9 +187,13 @@ static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
 			this_cpu_inc(stats->v[XNC_BUNDLES]);
 		if (err)
 			this_cpu_inc(stats->v[XNC_ERRORS]);
-		if (unlikely(a->start))
-			this_cpu_inc(stats->lat[min_t(int, ilog2(ns | 1),
-						      XNC_LAT_BUCKETS - 1)]);
+	}
+	if (unlikely(a->start)) {
+		struct xnc_pcpu_hist __percpu *hist = READ_ONCE(xn->hist);
+
+		if (hist)
+			this_cpu_inc(hist->b[min_t(int, ilog2(ns | 1),
+						   XNC_LAT_BUCKETS - 1)]);
 	}
 	rcu_read_unlock();
 

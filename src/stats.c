@@ -18,6 +18,7 @@
 
 #include <linux/kstrtox.h>
 #include <linux/moduleparam.h>
+#include <linux/mutex.h>
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
@@ -85,30 +86,78 @@ static int xnc_stats_show(struct seq_file *seq, void *v)
 }
 
 /*
- * latency=0|1, at load or at runtime through
- * /sys/module/xfrm_nocache/parameters/latency.  Anything else is refused:
- * a typo must not silently leave the histogram off (or on).
+ * latency, a bool parameter, at load or through sysfs.  Its histograms
+ * exist only while it is on: switching it on allocates one for every
+ * namespace (new ones get theirs at creation), off frees them.  Only the
+ * words a bool parameter takes (0/1, y/n, on/off): a typo must not leave
+ * the histogram off, or on, without a word.
  */
 bool xnc_latency __read_mostly;
 
+/* every namespace's xnc_net, and what switches latency: one at a time */
+static LIST_HEAD(xnc_nets);
+static DEFINE_MUTEX(xnc_nets_lock);
+
+static void xnc_hist_free_all(void)
+{
+	struct xnc_net *xn;
+
+	list_for_each_entry(xn, &xnc_nets, node) {
+		xn->hist_old = xn->hist;
+		WRITE_ONCE(xn->hist, NULL);
+	}
+	synchronize_rcu();
+	list_for_each_entry(xn, &xnc_nets, node) {
+		free_percpu(xn->hist_old);
+		xn->hist_old = NULL;
+	}
+}
+
+static int xnc_hist_alloc_all(void)
+{
+	struct xnc_net *xn;
+
+	list_for_each_entry(xn, &xnc_nets, node) {
+		if (xn->hist)
+			continue;
+		xn->hist = alloc_percpu(struct xnc_pcpu_hist);
+		if (!xn->hist)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 static int xnc_latency_set(const char *val, const struct kernel_param *kp)
 {
+	static const char * const words[] = { "0", "n", "N", "off",
+					      "1", "y", "Y", "on" };
+	int i, err = 0;
 	bool on;
-	int err;
 
-	/* kstrtobool() would also take y, n, on, off...: only 0 and 1 */
-	if (!sysfs_streq(val, "0") && !sysfs_streq(val, "1")) {
+	for (i = 0; i < ARRAY_SIZE(words); i++)
+		if (sysfs_streq(val, words[i]))
+			break;
+	if (i == ARRAY_SIZE(words)) {
 		/* one line, whatever was written: "echo 2" ends in '\n' */
-		pr_err("latency must be 0 or 1, not '%.*s'\n",
+		pr_err("latency must be 0 or 1 (or n/y, off/on), not '%.*s'\n",
 		       (int)min_t(size_t, strcspn(val, "\n"), 32), val);
 		return -EINVAL;
 	}
-	err = kstrtobool(val, &on);
-	if (err)
-		return err;
-	/* as param_set_bool(), but marked: the hot path reads it locklessly */
-	WRITE_ONCE(*(bool *)kp->arg, on);
-	return 0;
+	on = i >= ARRAY_SIZE(words) / 2;
+
+	mutex_lock(&xnc_nets_lock);
+	if (on) {
+		err = xnc_hist_alloc_all();
+		if (err)
+			xnc_hist_free_all();
+	}
+	/* the hot path reads it locklessly; histograms exist before it is on */
+	if (!err)
+		WRITE_ONCE(*(bool *)kp->arg, on);
+	if (!on)
+		xnc_hist_free_all();
+	mutex_unlock(&xnc_nets_lock);
+	return err;
 }
 
 static const struct kernel_param_ops xnc_latency_ops = {
@@ -123,15 +172,22 @@ MODULE_PARM_DESC(latency, "1: time every resolution: a per-namespace latency his
 static int xnc_latency_show(struct seq_file *seq, void *v)
 {
 	struct xnc_net *xn = xnc_net(seq_file_single_net(seq));
+	struct xnc_pcpu_hist __percpu *hist;
 	u64 sum[XNC_LAT_BUCKETS] = {};
 	int cpu, i;
 
+	rcu_read_lock();
+	hist = READ_ONCE(xn->hist);
 	for_each_possible_cpu(cpu) {
-		const struct xnc_pcpu_stats *s = per_cpu_ptr(xn->stats, cpu);
+		const struct xnc_pcpu_hist *h;
 
+		if (!hist)
+			break;
+		h = per_cpu_ptr(hist, cpu);
 		for (i = 0; i < XNC_LAT_BUCKETS; i++)
-			sum[i] += READ_ONCE(s->lat[i]);
+			sum[i] += READ_ONCE(h->b[i]);
 	}
+	rcu_read_unlock();
 	seq_printf(seq, "latency %s\n", READ_ONCE(xnc_latency) ? "on" : "off");
 	seq_puts(seq, "from_ns\tto_ns\tcount\n");
 	for (i = 0; i < XNC_LAT_BUCKETS; i++)
@@ -148,6 +204,17 @@ static int __net_init xnc_net_init(struct net *net)
 	xn->stats = alloc_percpu(struct xnc_pcpu_stats);
 	if (!xn->stats)
 		return -ENOMEM;
+	mutex_lock(&xnc_nets_lock);
+	if (READ_ONCE(xnc_latency)) {
+		xn->hist = alloc_percpu(struct xnc_pcpu_hist);
+		if (!xn->hist) {
+			mutex_unlock(&xnc_nets_lock);
+			free_percpu(xn->stats);
+			return -ENOMEM;
+		}
+	}
+	list_add(&xn->node, &xnc_nets);
+	mutex_unlock(&xnc_nets_lock);
 	if (!proc_create_net_single("xfrm_nocache", 0444, net->proc_net,
 				    xnc_stats_show, NULL))
 		goto fail;
@@ -161,12 +228,22 @@ static int __net_init xnc_net_init(struct net *net)
 	return 0;
 
 fail:
+	mutex_lock(&xnc_nets_lock);
+	list_del(&xn->node);
+	mutex_unlock(&xnc_nets_lock);
+	free_percpu(xn->hist);
 	free_percpu(xn->stats);
 	return -ENOMEM;
 }
 
 static void __net_exit xnc_net_exit(struct net *net)
 {
+	struct xnc_net *xn = xnc_net(net);
+
+	/* latency switches leave its histogram alone from now on */
+	mutex_lock(&xnc_nets_lock);
+	list_del(&xn->node);
+	mutex_unlock(&xnc_nets_lock);
 	xnc_sub_net_exit(net);
 	remove_proc_entry("xfrm_nocache_latency", net->proc_net);
 	remove_proc_entry("xfrm_nocache", net->proc_net);
@@ -176,11 +253,15 @@ static void __net_exit xnc_net_exit_batch(struct list_head *net_list)
 {
 	struct net *net;
 
-	list_for_each_entry(net, net_list, exit_list)
+	list_for_each_entry(net, net_list, exit_list) {
 		WRITE_ONCE(xnc_net(net)->stats_live, NULL);
+		WRITE_ONCE(xnc_net(net)->hist_old, xnc_net(net)->hist);
+		WRITE_ONCE(xnc_net(net)->hist, NULL);
+	}
 	synchronize_rcu();
 	list_for_each_entry(net, net_list, exit_list) {
 		xnc_sub_net_release(net);
+		free_percpu(xnc_net(net)->hist_old);
 		free_percpu(xnc_net(net)->stats);
 	}
 }

@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Observability: the latency parameter refuses anything but 0/1 (at load
-# and at runtime), the histogram fills only while on, and the xnc_lookup
+# Observability: the latency parameter refuses anything but a bool's words
+# (at load and at runtime), the histogram exists and fills only while on,
+# and the xnc_lookup
 # tracepoint reports each resolution with its fields (xfrms: the SAs
 # resolved, fewer than the templates when one is optional and missing; ns:
 # its duration with latency=1, 0 without: no clock read then); a
@@ -20,11 +21,11 @@ for v in 2 -1 yes ""; do
 	fi
 	mod_loaded && fail "module left loaded after latency='$v'"
 done
-dmesg | grep -q "latency must be 0 or 1, not '2'" || fail "no message naming the bad value"
+dmesg | grep -q "latency must be 0 or 1 (or n/y, off/on), not '2'" || fail "no message naming the bad value"
 
 xnc_load || fail "load failed"
 expect_eq "default" "$(cat $P)" N
-for v in 2 on 01x; do
+for v in 2 yes 01x; do
 	echo "$v" >$P 2>/dev/null && fail "latency='$v' accepted at runtime"
 done
 expect_eq "after refused writes" "$(cat $P)" N
@@ -42,15 +43,25 @@ l0=$(xnc_stat Lookups a)
 echo 1 >$P || fail "latency=1 refused"
 ip netns exec a grep -q "latency on" /proc/net/xfrm_nocache_latency || fail "file does not say on"
 udp a 10.0.0.2 >/dev/null
-# read only once off: the namespace's own packets (IPv6 autoconf, say)
-# are lookups too and may come at any moment while on
-echo 0 >$P
+# the namespace's own packets (IPv6 autoconf, say) are lookups too and may
+# come at any moment while on: lookups read after the histogram
 h=$(hist)
 l=$(($(xnc_stat Lookups a) - l0))
 expect_ge "histogram entries while on" "$h" 3
 expect_ge "lookups while on (>= histogram entries)" "$l" "$h"
+# a namespace made while on has its own histogram
+ip netns add c
+ip -n c link set lo up
+ip netns exec c ping -q -c 2 -W 1 127.0.0.1 >/dev/null
+[ "$(ip netns exec c awk 'NR > 2 { n += $3 } END { print n + 0 }' /proc/net/xfrm_nocache_latency)" -ge 1 ] ||
+	fail "no histogram entries in a namespace created while on"
+ip netns del c
+# off: the histograms are freed, and stay empty
+echo 0 >$P
+ip netns exec a grep -q "latency off" /proc/net/xfrm_nocache_latency || fail "file does not say off"
+expect_eq "histogram after switching off" "$(hist)" 0
 udp a 10.0.0.2 >/dev/null
-expect_eq "histogram after switching off" "$(hist)" "$h"
+expect_eq "histogram while off again" "$(hist)" 0
 
 # tracepoint
 [ -d $T/events/xfrm_nocache/xnc_lookup ] || fail "no tracepoint xfrm_nocache:xnc_lookup"
