@@ -106,9 +106,10 @@ enum xnc_stat {
 	XNC_BLOCKED,		/* policy action block (-EPERM) */
 	XNC_DEFAULT_BLOCK,	/* default policy block (-EPERM) */
 	XNC_NO_STATES,		/* no SA yet and not queued (-EREMOTE/-EAGAIN) */
-	XNC_ICMP_REFUSED,	/* ICMP lookup without the icmp flag (-ENOENT) */
+	XNC_ICMP_REFUSED,	/* ICMP lookup, policy without the icmp flag */
 	XNC_POLICY_ERROR,	/* policy lookup or expansion failed */
 	XNC_BUNDLE_ERROR,	/* bundle creation failed */
+	XNC_ICMP_NO_POLICY,	/* ICMP lookup, no policy (-ENOENT) */
 	XNC_ERRORS,		/* every error return, all causes */
 	XNC_NOTIFIER_EVENTS,	/* NETDEV_DOWN events seen (notifier.c) */
 	XNC_SAS_FLUSHED,	/* offloaded SAs we deleted on NETDEV_DOWN */

@@ -406,6 +406,7 @@ no_policy:
 	if (flags & XFRM_LOOKUP_ICMP) {
 		/* no policy at all: nothing for ICMP to use */
 		err = -ENOENT;
+		acct.outcome = XNC_ICMP_NO_POLICY;
 		goto drop_orig;
 	}
 	dst = dst_orig;

@@ -45,6 +45,7 @@ static const char * const xnc_stat_names[XNC_STAT_MAX] = {
 	[XNC_ICMP_REFUSED]	= "IcmpRefused",
 	[XNC_POLICY_ERROR]	= "PolicyError",
 	[XNC_BUNDLE_ERROR]	= "BundleError",
+	[XNC_ICMP_NO_POLICY]	= "IcmpNoPolicy",
 	[XNC_ERRORS]		= "Errors",
 	[XNC_NOTIFIER_EVENTS]	= "NotifierEvents",
 	[XNC_SAS_FLUSHED]	= "SAsFlushed",

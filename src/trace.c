@@ -20,7 +20,8 @@
 static_assert(XNC_NO_POLICY == 4 && XNC_PASS == 5 && XNC_TRANSFORMED == 6 &&
 	      XNC_QUEUED == 8 && XNC_BLOCKED == 9 && XNC_DEFAULT_BLOCK == 10 &&
 	      XNC_NO_STATES == 11 && XNC_ICMP_REFUSED == 12 &&
-	      XNC_POLICY_ERROR == 13 && XNC_BUNDLE_ERROR == 14);
+	      XNC_POLICY_ERROR == 13 && XNC_BUNDLE_ERROR == 14 &&
+	      XNC_ICMP_NO_POLICY == 15);
 
 static struct trace_event_call *xnc_events[] = {
 	&event_xnc_lookup,

@@ -97,7 +97,8 @@ TRACE_EVENT(xnc_lookup,
 				   { 11, "NoStates" },
 				   { 12, "IcmpRefused" },
 				   { 13, "PolicyError" },
-				   { 14, "BundleError" }),
+				   { 14, "BundleError" },
+				   { 15, "IcmpNoPolicy" }),
 		  __entry->err, __entry->ns)
 );
 

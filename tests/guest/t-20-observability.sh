@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0
 # Observability: the latency parameter refuses anything but a bool's words
 # (at load and at runtime), the histogram exists and fills only while on,
-# and the xnc_lookup
+# an ICMP error's reverse lookup with no policy counts as IcmpNoPolicy
+# (not NoPolicy), and the xnc_lookup
 # tracepoint reports each resolution with its fields (xfrms: the SAs
 # resolved, fewer than the templates when one is optional and missing; ns:
 # its duration with latency=1, 0 without: no clock read then); a
@@ -62,6 +63,14 @@ ip netns exec a grep -q "latency off" /proc/net/xfrm_nocache_latency || fail "fi
 expect_eq "histogram after switching off" "$(hist)" 0
 udp a 10.0.0.2 >/dev/null
 expect_eq "histogram while off again" "$(hist)" 0
+
+# an ICMP error with no policy on its way back: b has no outbound policy;
+# each port unreachable it sends makes an ICMP reverse lookup (-ENOENT)
+i0=$(xnc_stat IcmpNoPolicy b)
+ip netns exec a "$XSEND" -n 3 10.0.0.2 5999 >/dev/null
+icmp_counted() { [ "$(xnc_stat IcmpNoPolicy b)" -ge $((i0 + 3)) ]; }
+wait_for 5 icmp_counted ||
+	fail "IcmpNoPolicy in b: $(xnc_stat IcmpNoPolicy b), want $((i0 + 3))"
 
 # tracepoint
 [ -d $T/events/xfrm_nocache/xnc_lookup ] || fail "no tracepoint xfrm_nocache:xnc_lookup"
