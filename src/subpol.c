@@ -72,7 +72,8 @@ static int xnc_sub_insert_return(struct kretprobe_instance *ri,
 
 	if (xn) {
 		xnc_sub_mark(xn);
-		atomic_dec(&xn->sub_inserting);
+		/* after the mark: a recount that sees it done sees the mark */
+		atomic_dec_return_release(&xn->sub_inserting);
 	}
 	return 0;
 }
@@ -122,7 +123,7 @@ static void xnc_sub_recount(struct work_struct *work)
 	if (err && err != -ENOENT)
 		return;
 	/* one the walk may not have seen yet; its return recounts nothing */
-	if (atomic_read(&xn->sub_inserting))
+	if (atomic_read_acquire(&xn->sub_inserting))
 		return;
 	atomic_cmpxchg(&xn->sub_state, old, old & ~XNC_SUB_MAYBE);
 }
