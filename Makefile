@@ -156,9 +156,10 @@ check-debug: $(TOOLS)
 demo-run: $(MOD)
 	scripts/demo.sh
 
-# counters and latency histogram of a running system (this machine)
+# counters and latency histogram of a running system (this machine); the
+# Debian package installs the command as /usr/sbin/xfrm-nocache-stats
 stats:
-	scripts/xnc-stats.sh $(if $(NS),-n $(NS)) $(INTERVAL)
+	scripts/xfrm-nocache-stats $(if $(NS),-n $(NS)) $(INTERVAL)
 
 dkms-check:
 	tests/host/dkms.sh

@@ -9,7 +9,9 @@
 # XNC_DEPS_KERNELS (a list: make check-all), its headers metapackage too.
 # The guest runs on the host's root filesystem, so the tools its tests
 # use are installed here too (nftables, and 6.1's nc, for the
-# nft-flowtable selftest: scripts/selftests.sh).
+# nft-flowtable selftest: scripts/selftests.sh; node_exporter, promtool,
+# from the prometheus package, and curl for t-22-prometheus and the host
+# test stats-prom).
 # Idempotent: does nothing (and needs no network) when everything is
 # already there.
 
@@ -27,6 +29,7 @@ pkgs=(
 	strongswan-charon strongswan-swanctl libcharon-extra-plugins
 	libstrongswan-standard-plugins
 	trace-cmd linux-perf xz-utils
+	prometheus-node-exporter prometheus curl
 )
 metas=(linux-headers-amd64 linux-headers-6.12-amd64)
 for k in ${XNC_KLINE:-} ${XNC_DEPS_KERNELS:-}; do
@@ -79,6 +82,13 @@ if [ -n "$new_qemu" ] && grep -qs '^VERSION_CODENAME=bookworm$' /etc/os-release;
 			>/etc/apt/sources.list.d/xnc-bookworm-backports.list
 fi
 apt-get update -qq
+# a test host: start none of the services the packages bring (strongSwan's
+# charon, prometheus, node_exporter); the tests start what they need
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d
+	chmod 755 /usr/sbin/policy-rc.d
+	trap 'rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 if [ ${#missing[@]} -gt 0 ]; then
 	echo "deps: installing ${missing[*]}"
 	apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null

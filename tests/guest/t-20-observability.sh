@@ -97,17 +97,17 @@ evs=$(grep "xnc_lookup: netns=$inum family=ipv4 src=10.0.0.1 dst=10.0.0.2 .*resu
 expect_eq "events for 3 datagrams, latency=1" "$(echo "$evs" | grep -c .)" 3
 echo "$evs" | grep -vqE " ns=[1-9][0-9]*$" && fail "an event without its duration (latency=1): $evs"
 # the operator's view: rates over 1 s while traffic flows (from before
-# xnc-stats starts until it is done, however long that takes)
+# xfrm-nocache-stats starts until it is done, however long that takes)
 ip netns exec a ping -q -i 0.05 10.0.0.2 >/dev/null &
 pp=$!
 sleep 0.5
-out=$("$XNC_TOP/scripts/xnc-stats.sh" -n a 1)
+out=$("$XNC_TOP/scripts/xfrm-nocache-stats" -n a 1)
 kill -INT $pp
 wait $pp
 echo "$out"
-echo "$out" | grep -qE '^Transformed +[0-9]+ +[1-9][0-9.]*$' || fail "xnc-stats shows no Transformed rate"
+echo "$out" | grep -qE '^Transformed +[0-9]+ +[1-9][0-9.]*$' || fail "xfrm-nocache-stats shows no Transformed rate"
 echo "$out" | grep -q 'resolution latency histogram (on' && fail "histogram claims on"
-"$XNC_TOP/scripts/xnc-stats.sh" -n a x 2>/dev/null && fail "xnc-stats accepted interval 'x'"
+"$XNC_TOP/scripts/xfrm-nocache-stats" -n a x 2>/dev/null && fail "xfrm-nocache-stats accepted interval 'x'"
 
 # a socket policy whose SA is missing: -EAGAIN, as stock, with no MIB
 # counter (stock counts XfrmOutNoStates only for namespace policies);

@@ -10,9 +10,11 @@
 #     with its livepatch relocation sections (not stripped); modprobe loads
 #     it from updates/dkms, the livepatch applies and resolves lookups.
 #     /etc/modules-load.d/xfrm-nocache.conf is there, its line commented.
+#     /usr/sbin/xfrm-nocache-stats exports the lookups counted; its timer
+#     is installed but not enabled.
 #  2. A kernel line's headers installed afterwards (what a kernel upgrade
 #     does): DKMS builds the module for that kernel too.
-#  3. Purge: no module, DKMS tree, source or conffile left.
+#  3. Purge: no module, DKMS tree, source, conffile or command left.
 # Each DKMS build compiles the module under TCG: a few minutes.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff-lib.sh"
@@ -85,6 +87,10 @@ n=$(klp_sections "$ko")
 expect_ge "livepatch relocation sections in $ko" "$n" 1
 grep -qx '#xfrm_nocache' /etc/modules-load.d/xfrm-nocache.conf ||
 	fail "modules-load.d file missing or its line not commented"
+[ -x /usr/sbin/xfrm-nocache-stats ] || fail "no /usr/sbin/xfrm-nocache-stats"
+[ -f /lib/systemd/system/xfrm-nocache-stats.timer ] || fail "no xfrm-nocache-stats.timer"
+wants=$(ls /etc/systemd/system/*.wants/xfrm-nocache-stats.* 2>/dev/null || true)
+[ -z "$wants" ] || fail "the package enabled $wants"
 [ "$(modinfo -F filename xfrm_nocache)" = "$ko" ] || fail "modprobe would not load $ko"
 # shellcheck disable=SC2086 # XNC_LOAD_ARGS: words (runner.sh)
 modprobe xfrm_nocache ${XNC_LOAD_ARGS:-} || fail "modprobe xfrm_nocache failed"
@@ -95,6 +101,11 @@ pol a src 10.0.0.1 dst 10.0.0.2 dir out tmpl proto esp mode transport
 udp a 10.0.0.2 >/dev/null
 expect_ge "lookups through the packaged module" "$(xnc_stat Lookups a)" 3
 expect_ge "packets on the SA" "$(sa_packets a 0x100)" 3
+prom=$(/usr/sbin/xfrm-nocache-stats --prometheus) || fail "xfrm-nocache-stats --prometheus failed"
+v=$(sed -n 's/^xfrm_nocache_lookups_total{netns="a"} //p' <<<"$prom")
+expect_ge "lookups of a exported" "$v" 3
+# (a's own packets may have been looked up since)
+expect_ge "lookups of a, after the export" "$(xnc_stat Lookups a)" "$v"
 xnc_unload || fail "unload failed"
 echo "installed: built for $k1 ($n klp sections), loaded, lookups counted"
 step "load, traffic and unload"
@@ -118,7 +129,8 @@ left=$(dkms status -m xfrm_nocache 2>/dev/null)
 [ -z "$left" ] || fail "dkms still lists: $left"
 left=$(ls -d /usr/src/xfrm_nocache-* /var/lib/dkms/xfrm_nocache \
 	/lib/modules/*/updates/dkms/xfrm_nocache.ko* \
-	/etc/modules-load.d/xfrm-nocache.conf 2>/dev/null || true)
+	/etc/modules-load.d/xfrm-nocache.conf /usr/sbin/xfrm-nocache-stats \
+	/lib/systemd/system/xfrm-nocache-stats.* 2>/dev/null || true)
 [ -z "$left" ] || fail "left after purge: $left"
 dpkg -s xfrm-nocache-dkms >/dev/null 2>&1 && fail "dpkg still knows the package"
 echo "purged: nothing left"

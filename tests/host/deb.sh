@@ -10,7 +10,10 @@
 # and all, for every kernel line of the run (XNC_HOST_KLINES), and make
 # clean works there.  /etc/modules-load.d/xfrm-nocache.conf is a conffile
 # whose only module line is commented out, and the maintainer scripts hand
-# the module to DKMS and take it back.  Nothing is installed.
+# the module to DKMS and take it back.  The operator's command is
+# /usr/sbin/xfrm-nocache-stats with its man page, and its systemd service
+# and timer are shipped, neither enabled nor started.  Nothing is
+# installed.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d /tmp/xnc-deb-test.XXXXXX)
@@ -46,10 +49,12 @@ up=${up%-*}
 [ "$(basename "$deb")" = "xfrm-nocache-dkms_${ver#*:}_all.deb" ] ||
 	fail "the package is $(basename "$deb"), not xfrm-nocache-dkms_${ver#*:}_all.deb"
 [ "$(f Architecture)" = all ] || fail "Architecture: $(f Architecture)"
-for d in dkms make python3; do
+for d in dkms make python3 iproute2; do
 	grep -qE "(^|, )$d( |,|$)" <<<"$(f Depends)" ||
 		fail "Depends: $(f Depends): no $d"
 done
+grep -qE "(^|, )prometheus-node-exporter( |,|$)" <<<"$(f Suggests)" ||
+	fail "Suggests: $(f Suggests): no prometheus-node-exporter"
 
 # the files: the DKMS source tree and nothing else but the conffile and docs
 src=/usr/src/xfrm_nocache-$dkver
@@ -67,7 +72,11 @@ for p in tests/ docs/ .o .ko .cmd; do
 	fi
 done
 conf=/etc/modules-load.d/xfrm-nocache.conf
-others=$(grep -v -e "^$src/" -e "^$conf$" -e '^/usr/share/doc/xfrm-nocache-dkms/' <<<"$files") || true
+cmd=/usr/sbin/xfrm-nocache-stats
+man=/usr/share/man/man8/xfrm-nocache-stats.8.gz
+units=/lib/systemd/system/xfrm-nocache-stats
+others=$(grep -v -e "^$src/" -e "^$conf$" -e '^/usr/share/doc/xfrm-nocache-dkms/' \
+	-e "^$cmd$" -e "^$man$" -e "^$units\.service$" -e "^$units\.timer$" <<<"$files") || true
 [ -z "$others" ] || fail "files outside $src: $others"
 nsrc=$(grep -c . <<<"$got")
 
@@ -82,6 +91,37 @@ fi
 on=$(sed 's/^#xfrm_nocache$/xfrm_nocache/' "$tmp/modules.conf" | grep -vE '^[[:space:]]*(#|$)') || true
 [ "$on" = xfrm_nocache ] || fail "$conf has no '#xfrm_nocache' line to uncomment"
 
+# the command, as in the tree and executable; its man page; the units
+x() { dpkg-deb --fsys-tarfile "$deb" | tar -xOf - ".$1"; }
+for p in $cmd $man $units.service $units.timer; do
+	grep -qx "$p" <<<"$files" || fail "no $p in the package"
+done
+x $cmd | cmp -s - "$top/scripts/xfrm-nocache-stats" ||
+	fail "$cmd is not scripts/xfrm-nocache-stats"
+mode=$(dpkg-deb -c "$deb" | awk -v p=".$cmd" '$6 == p { print $1 }')
+[ "$mode" = -rwxr-xr-x ] || fail "$cmd is $mode, not -rwxr-xr-x"
+x $man | gzip -dc | cmp -s - "$top/docs/xfrm-nocache-stats.8" ||
+	fail "$man is not docs/xfrm-nocache-stats.8"
+x $man | gzip -dc >"$tmp/stats.8"
+manwarn=$(LC_ALL=C.UTF-8 MANWIDTH=80 man --warnings -E UTF-8 -l -Tutf8 -Z "$tmp/stats.8" 2>&1 >/dev/null) ||
+	fail "man fails on $man: $manwarn"
+[ -z "$manwarn" ] || fail "man warns on $man: $manwarn"
+grep -qx "ExecStart=$cmd --textfile /var/lib/prometheus/node-exporter" <(x $units.service) ||
+	fail "$units.service does not run $cmd --textfile /var/lib/prometheus/node-exporter"
+grep -qx 'Type=oneshot' <(x $units.service) || fail "$units.service is not Type=oneshot"
+grep -qx 'OnCalendar=\*:\*:0/15' <(x $units.timer) || fail "$units.timer does not run every 15 s"
+grep -qx 'WantedBy=timers.target' <(x $units.timer) ||
+	fail "$units.timer has no WantedBy=timers.target: systemctl enable would do nothing"
+if command -v systemd-analyze >/dev/null; then
+	mkdir "$tmp/units"
+	x $units.service >"$tmp/units/xfrm-nocache-stats.service"
+	x $units.timer >"$tmp/units/xfrm-nocache-stats.timer"
+	# (the ExecStart binary must exist for verify: the tree's)
+	sed -i "s|=$cmd |=$top/scripts/xfrm-nocache-stats |" "$tmp/units/xfrm-nocache-stats.service"
+	systemd-analyze verify --man=no "$tmp"/units/xfrm-nocache-stats.{service,timer} ||
+		fail "systemd-analyze verify fails on the units"
+fi
+
 # maintainer scripts: dh_dkms's (dkms add, build, install; dkms remove)
 dpkg-deb -e "$deb" "$tmp/control"
 grep -q "^DKMS_NAME=xfrm_nocache$" "$tmp/control/postinst" &&
@@ -91,6 +131,14 @@ grep -q "^DKMS_NAME=xfrm_nocache$" "$tmp/control/postinst" &&
 grep -q 'dkms remove -m $DKMS_NAME -v $DKMS_VERSION --all' "$tmp/control/prerm" &&
 	grep -q "^DKMS_VERSION=$dkver$" "$tmp/control/prerm" ||
 	fail "prerm does not remove xfrm_nocache $dkver from DKMS"
+# and dh_installsystemd's --no-enable --no-start: the timer is enabled
+# again on upgrade only if it was (its "debian-installed" guard), and
+# nothing is started
+grep -q "if deb-systemd-helper debian-installed 'xfrm-nocache-stats.timer'" "$tmp/control/postinst" ||
+	fail "postinst may enable xfrm-nocache-stats.timer on installation"
+if grep -E 'deb-systemd-invoke|systemctl .*(start|restart)' "$tmp/control/postinst"; then
+	fail "postinst starts a unit"
+fi
 
 # the installed tree builds, as DKMS builds it: in a copy, by the Makefile
 dpkg-deb -x "$deb" "$tmp/root"
@@ -119,4 +167,4 @@ for l in ${XNC_HOST_KLINES:-6.1 6.12}; do
 done
 
 echo "deb ok: $(basename "$deb"), $nsrc files in $src, lintian $nwarn warnings;" \
-	"built from it for $built"
+	"$cmd, its man page and units (not enabled); built from it for $built"
