@@ -22,8 +22,10 @@
 #include <linux/moduleparam.h>
 #include <linux/slab.h>
 #include <linux/string.h>
+#include <linux/trace_events.h>
 #include <linux/utsname.h>
 #include <net/dst.h>
+#include <net/ip6_fib.h>
 #include <net/xfrm.h>
 
 #include "xfrm_nocache.h"
@@ -415,6 +417,16 @@ static const struct xnc_layout xnc_layouts[] = {
 	XNC_LAYOUT(dst_entry, flags),
 	XNC_LAYOUT(dst_entry, obsolete),
 	XNC_LAYOUT(dst_entry, lastuse),
+	XNC_LAYOUT(net, xfrm),
+	XNC_LAYOUT(sock, sk_policy),
+	XNC_LAYOUT(net_device, flags),
+	XNC_LAYOUT(dst_ops, family),
+	XNC_LAYOUT(rt6_info, rt6i_nfheader_len),
+	XNC_LAYOUT(km_event, data),
+	XNC_LAYOUT(km_event, event),
+	XNC_LAYOUT(km_event, net),
+	XNC_LAYOUT(trace_event_call, event),
+	XNC_LAYOUT(trace_event_call, module),
 	XNC_LAYOUT(netns_xfrm, policy_count),
 	XNC_LAYOUT(netns_xfrm, policy_default),
 	XNC_LAYOUT(netns_xfrm, sysctl_larval_drop),
