@@ -69,7 +69,7 @@ guest() {
 			hits=-
 			if [ $mode = module ]; then
 				xnc_load || { echo "# $suite $mode: insmod failed" >>"$res"; continue; }
-				echo "p:$probe xnc_lookup_with_ifid" >>$T/kprobe_events &&
+				echo "p:$probe xnc_xfrm_lookup_with_ifid" >>$T/kprobe_events &&
 					echo 1 >$T/events/kprobes/$probe/enable
 			else
 				mod_loaded && xnc_unload
@@ -289,7 +289,7 @@ EOF
 		{
 			echo "Each suite runs twice: **stock** (module not loaded) and **module**"
 			echo "(xfrm_nocache loaded, livepatch enabled, a kprobe counting the calls of its"
-			echo "replacement \`xnc_lookup_with_ifid()\` during the suite)."
+			echo "replacement \`xnc_xfrm_lookup_with_ifid()\` during the suite)."
 			# shellcheck disable=SC2086 # a word per suite
 			verdicts $shown
 			echo "A check that a suite was asked for and never reported, or a suite that"

@@ -5,7 +5,7 @@
 #   suite       the name scripts/selftests.sh runs
 #   want_pass   checks that pass on stock (all must pass with the module)
 #   want_skip   checks that skip on stock
-#   want_hits   1 if the suite must go through xnc_lookup_with_ifid
+#   want_hits   1 if the suite must go through xnc_xfrm_lookup_with_ifid
 # and after sourcing lib.sh.
 
 
@@ -27,13 +27,13 @@ trap cleanup EXIT
 
 xnc_load || fail "insmod failed"
 echo 0 >$T/tracing_on
-echo "p:$probe xnc_lookup_with_ifid" >>$T/kprobe_events || fail "cannot kprobe xnc_lookup_with_ifid"
+echo "p:$probe xnc_xfrm_lookup_with_ifid" >>$T/kprobe_events || fail "cannot kprobe xnc_xfrm_lookup_with_ifid"
 echo 1 >$T/events/kprobes/$probe/enable || fail "cannot enable the kprobe"
 
 res=$("$st" run "$suite" "$out")
 echo "$res"
 hits=$(awk -v p="$probe" '$1 == p { print $2 }' $T/kprobe_profile)
-log "calls of xnc_lookup_with_ifid during the suite: $hits"
+log "calls of xnc_xfrm_lookup_with_ifid during the suite: $hits"
 r=$(echo "$res" | grep '^RESULT ')
 [ -n "$r" ] || fail "no RESULT line from selftests.sh run $suite"
 val() { echo "$r" | tr ' ' '\n' | sed -n "s/^$1=//p"; }

@@ -8,7 +8,7 @@
 # through them between two namespaces, plus the xfrm netlink messages whose
 # layout differs for compat tasks (allocspi, acquire, expire, spdinfo).
 # Passes when all 105 TAP checks pass (as on stock), the livepatch stayed
-# enabled and the pings went through xnc_lookup_with_ifid (kprobe hit count).
+# enabled and the pings went through xnc_xfrm_lookup_with_ifid (kprobe hit count).
 # It runs as its Makefile runs it, with one child (nr_process), its pings 1 ms
 # apart instead of 50 (scripts/selftests.sh: the checks are the same):
 #

@@ -13,7 +13,7 @@
 # builds on the host is loaded from the path tests/run.sh left in
 # $XNC_OUT/netdevsim.path.  Passes when both checks pass (as on stock), the
 # livepatch stayed enabled and the offload pings went through
-# xnc_lookup_with_ifid (kprobe hit count).  Without scripts/netdevsim.sh in
+# xnc_xfrm_lookup_with_ifid (kprobe hit count).  Without scripts/netdevsim.sh in
 # the tree, kci_test_ipsec_offload must skip (as it does on stock).
 #
 #   init netns: test-dummy0 192.168.123.1 (SAs/policies to 192.168.123.2)

@@ -6,7 +6,7 @@
 # module loaded: a VRF, an xfrm interface and policies with and without a
 # netem qdisc on the VRF, IPv4 and IPv6.  Passes when all 14 of its checks
 # pass (as on stock), the livepatch stayed enabled and the suite's traffic
-# went through xnc_lookup_with_ifid (kprobe hit count).
+# went through xnc_xfrm_lookup_with_ifid (kprobe hit count).
 #
 #   host1 [vrf red: eth0 192.168.1.1, xfrm0 10.0.1.1]
 #     |  ESP tunnel, policies by address / by VRF / by xfrm if_id

@@ -7,7 +7,7 @@
 # policies, hash-threshold rebuilds and random insertion order, checked by
 # pings whose ipsec-ness an iptables -m policy counter shows.  Passes when
 # all 18 checks pass (as on stock), the livepatch stayed enabled and the
-# pings went through xnc_lookup_with_ifid (kprobe hit count).
+# pings went through xnc_xfrm_lookup_with_ifid (kprobe hit count).
 #
 #   ns1 --- ns3 ===ESP tunnel=== ns4 --- ns2
 #   10.0.1.2  10.0.3.1      10.0.3.10   10.0.2.2
