@@ -84,7 +84,7 @@ xnc_unload || fail "unload failed"
 [ -f "$OTHER_KO" ] || fail "$OTHER_KO missing (make tools)"
 insmod "$OTHER_KO" || fail "cannot load the other livepatch"
 wait_for 30 other_settled || fail "the other livepatch did not settle"
-expect_eq "errno loading on top of another livepatch" "$(load_errno "$XNC_KO")" 16
+expect_eq "errno loading on top of another livepatch" "$(load_errno "$XNC_KO" "${XNC_LOAD_ARGS:-}")" 16
 echo "dmesg: $(dmesg | grep xfrm_nocache)"
 dmesg | grep -q "xfrm_nocache: livepatch 'xnc_klp_other' already replaces xfrm_lookup_with_ifid()" ||
 	fail "no message naming the other livepatch module"
