@@ -18,6 +18,8 @@
  * stock's.
  */
 
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/kprobes.h>
 #include <linux/workqueue.h>
 #include <net/net_namespace.h>
@@ -231,8 +233,7 @@ int xnc_sub_init(void)
 
 	err = register_kretprobe(&xnc_sub_probe);
 	if (err) {
-		pr_err("xfrm_nocache: cannot probe xfrm_policy_insert(): %d\n",
-		       err);
+		pr_err("cannot probe xfrm_policy_insert(): %d\n", err);
 		return err;
 	}
 	xfrm_register_km(&xnc_sub_km);

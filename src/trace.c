@@ -10,6 +10,9 @@
  * remove them at unload.  Whether the kernel did is read from the events
  * (their type), so they are never registered twice.
  */
+
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/mutex.h>
 
 #define CREATE_TRACE_POINTS
@@ -85,7 +88,7 @@ int xnc_trace_init(void)
 {
 	if (xnc_events[0]->event.type)
 		return 0;
-	pr_err("xfrm_nocache: the kernel created no trace events for us; refusing to load\n");
+	pr_err("the kernel created no trace events for us; refusing to load\n");
 	return -ENOENT;
 }
 
