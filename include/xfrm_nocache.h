@@ -6,6 +6,8 @@
 #define _XFRM_NOCACHE_H
 
 #include <linux/atomic.h>
+#include <linux/bits.h>
+#include <linux/jump_label.h>
 #include <linux/kprobes.h>
 #include <linux/types.h>
 #include <linux/percpu.h>
@@ -118,11 +120,25 @@ enum xnc_stat {
 	XNC_STAT_MAX
 };
 
+/*
+ * A lookup ends in exactly one outcome, counted in its address family's
+ * row: one increment.  Lookups, LookupsIPv4, LookupsIPv6 and Errors are
+ * sums of outcomes, made by the reader (stats.c).
+ */
+#define XNC_ERROR_OUTCOMES						\
+	(BIT(XNC_BLOCKED) | BIT(XNC_DEFAULT_BLOCK) | BIT(XNC_NO_STATES) |	\
+	 BIT(XNC_ICMP_REFUSED) | BIT(XNC_POLICY_ERROR) |		\
+	 BIT(XNC_BUNDLE_ERROR) | BIT(XNC_ICMP_NO_POLICY))
+#define XNC_OUTCOMES							\
+	(BIT(XNC_NO_POLICY) | BIT(XNC_PASS) | BIT(XNC_TRANSFORMED) |	\
+	 BIT(XNC_QUEUED) | XNC_ERROR_OUTCOMES)
+
 /* resolution latency: bucket i counts lookups of [2^i, 2^(i+1)) ns */
 #define XNC_LAT_BUCKETS	32
 
+/* row 0: IPv4, and every count that is not an outcome; row 1: IPv6 */
 struct xnc_pcpu_stats {
-	u64 v[XNC_STAT_MAX];
+	u64 v[2][XNC_STAT_MAX];
 };
 
 /* allocated only while latency=1 (stats.c) */
@@ -132,6 +148,7 @@ struct xnc_pcpu_hist {
 
 /* latency=1: time every resolution into the histogram (stats.c) */
 extern bool xnc_latency;
+DECLARE_STATIC_KEY_FALSE(xnc_latency_key);
 
 struct xnc_net {
 	/* what the hot path reads, under RCU; NULL once the netns is dying */
@@ -162,6 +179,16 @@ static inline struct xnc_net *xnc_net(const struct net *net)
 	return net_generic(net, xnc_net_id);
 }
 
+/*
+ * xnc_net() for the hot path, with preemption disabled: synchronize_rcu()
+ * waits for that as for rcu_read_lock(), which net_generic() takes and
+ * which on PREEMPT_RCU kernels is two calls.
+ */
+static __always_inline struct xnc_net *xnc_net_sched(const struct net *net)
+{
+	return rcu_dereference_sched(net->gen)->ptr[xnc_net_id];
+}
+
 int xnc_stats_init(void);
 void xnc_stats_exit(void);
 void xnc_count(struct net *net, enum xnc_stat stat, u64 n);
@@ -177,10 +204,17 @@ extern struct kretprobe xnc_sub_probe;
 
 static inline bool xnc_sub_search(const struct net *net)
 {
-	return IS_ENABLED(CONFIG_XFRM_SUB_POLICY) &&
-	       ((atomic_read(&xnc_net(net)->sub_state) & XNC_SUB_MAYBE) ||
-		unlikely(READ_ONCE(xnc_sub_probe.nmissed) ||
-			 READ_ONCE(xnc_sub_probe.kp.nmissed)));
+	const struct xnc_net *xn;
+
+	if (!IS_ENABLED(CONFIG_XFRM_SUB_POLICY))
+		return false;
+	/* xn itself lives as long as the namespace */
+	preempt_disable_notrace();
+	xn = xnc_net_sched(net);
+	preempt_enable_notrace();
+	return (atomic_read(&xn->sub_state) & XNC_SUB_MAYBE) ||
+	       unlikely(READ_ONCE(xnc_sub_probe.nmissed) ||
+			READ_ONCE(xnc_sub_probe.kp.nmissed));
 }
 
 void xnc_sub_net_init(struct net *net);

@@ -160,42 +160,38 @@ struct xnc_acct {
 	u64 start;		/* ns, only when timing */
 };
 
-static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
-			u32 if_id, const struct xnc_expansion *ex,
-			const struct xnc_acct *a, int err)
+/* What only some lookups have to account: out of the common path. */
+static noinline void xnc_account_more(struct net *net, const struct flowi *fl,
+				      u16 family, u32 if_id,
+				      const struct xnc_expansion *ex,
+				      const struct xnc_acct *a, int err)
 {
-	struct xnc_net *xn = xnc_net(net);
 	struct xnc_pcpu_stats __percpu *stats;
+	struct xnc_net *xn;
 	u64 ns = 0;
 
-	if (unlikely(a->start))
+	if (static_branch_unlikely(&xnc_latency_key) && a->start)
 		ns = ktime_get_ns() - a->start;
 
-	/* The namespace's counters may be going away (see stats.c). */
-	rcu_read_lock();
+	preempt_disable_notrace();
+	xn = xnc_net_sched(net);
 	stats = READ_ONCE(xn->stats_live);
-	if (likely(stats)) {
-		this_cpu_inc(stats->v[XNC_LOOKUPS]);
-		this_cpu_inc(stats->v[family == AF_INET ? XNC_LOOKUPS_V4 :
-							  XNC_LOOKUPS_V6]);
-		this_cpu_inc(stats->v[a->outcome]);
+	if (stats) {
 		if (a->sk_policy)
-			this_cpu_inc(stats->v[XNC_SOCKET_POLICY]);
-		if (unlikely(a->sub_search))
-			this_cpu_inc(stats->v[XNC_SUB_SEARCHES]);
+			this_cpu_inc(stats->v[0][XNC_SOCKET_POLICY]);
+		if (a->sub_search)
+			this_cpu_inc(stats->v[0][XNC_SUB_SEARCHES]);
 		if (a->bundle)
-			this_cpu_inc(stats->v[XNC_BUNDLES]);
-		if (err)
-			this_cpu_inc(stats->v[XNC_ERRORS]);
+			this_cpu_inc(stats->v[0][XNC_BUNDLES]);
 	}
-	if (unlikely(a->start)) {
+	if (static_branch_unlikely(&xnc_latency_key) && a->start) {
 		struct xnc_pcpu_hist __percpu *hist = READ_ONCE(xn->hist);
 
 		if (hist)
 			this_cpu_inc(hist->b[min_t(int, ilog2(ns | 1),
 						   XNC_LAT_BUCKETS - 1)]);
 	}
-	rcu_read_unlock();
+	preempt_enable_notrace();
 
 	if (trace_xnc_lookup_enabled())
 		trace_xnc_lookup(net, fl, family, if_id, ex->num_pols,
@@ -203,11 +199,46 @@ static void xnc_account(struct net *net, const struct flowi *fl, u16 family,
 				 err, a->outcome, ns);
 }
 
-struct dst_entry *xnc_xfrm_lookup_with_ifid(struct net *net,
-					    struct dst_entry *dst_orig,
-					    const struct flowi *fl,
-					    const struct sock *sk,
-					    int flags, u32 if_id)
+/*
+ * Every lookup: one increment, its outcome in its family's row, with
+ * preemption disabled (the namespace's counters may be going away, see
+ * stats.c).
+ */
+static __always_inline void xnc_count_outcome(struct net *net, u16 family,
+					      enum xnc_stat outcome)
+{
+	struct xnc_pcpu_stats __percpu *stats;
+
+	preempt_disable_notrace();
+	stats = READ_ONCE(xnc_net_sched(net)->stats_live);
+	if (likely(stats))
+		this_cpu_inc(stats->v[family == AF_INET6][outcome]);
+	preempt_enable_notrace();
+}
+
+/* The outcome, and the rest only where there is more to say. */
+static __always_inline void xnc_account(struct net *net,
+					const struct flowi *fl, u16 family,
+					u32 if_id,
+					const struct xnc_expansion *ex,
+					const struct xnc_acct *a, int err)
+{
+	xnc_count_outcome(net, family, a->outcome);
+	if (unlikely(a->sk_policy || a->sub_search || a->bundle) ||
+	    static_branch_unlikely(&xnc_latency_key) ||
+	    trace_xnc_lookup_enabled())
+		xnc_account_more(net, fl, family, if_id, ex, a, err);
+}
+
+/*
+ * The whole resolution, for every lookup xnc_xfrm_lookup_with_ifid() does
+ * not finish on its own.
+ */
+static noinline struct dst_entry *xnc_lookup(struct net *net,
+					     struct dst_entry *dst_orig,
+					     const struct flowi *fl,
+					     const struct sock *sk,
+					     int flags, u32 if_id)
 {
 	struct xfrm_policy *pols[XFRM_POLICY_TYPE_MAX];
 	struct xnc_acct acct = { .outcome = XNC_NO_POLICY };
@@ -222,11 +253,10 @@ struct dst_entry *xnc_xfrm_lookup_with_ifid(struct net *net,
 	int i, err;
 
 	/*
-	 * Timing costs two clock reads: only with latency=1, which also
-	 * fills the trace event's ns (0 otherwise; the ring buffer stamps
-	 * every event with its own clock anyway).
+	 * Two clock reads, only with latency=1 (a static key: a no-op
+	 * otherwise), which also fills the trace event's ns.
 	 */
-	if (unlikely(READ_ONCE(xnc_latency)))
+	if (static_branch_unlikely(&xnc_latency_key))
 		acct.start = ktime_get_ns();
 
 	/* A per-socket policy comes first (IKE daemons bypass with these). */
@@ -425,4 +455,35 @@ drop_orig:
 	xfrm_pols_put(pols, own_pols);
 	xnc_account(net, fl, family, if_id, &ex, &acct, err);
 	return ERR_PTR(err);
+}
+
+/*
+ * Most output route lookups of a host are for flows no policy can match:
+ * no socket policy, no if_id, and a route that bypasses xfrm or a
+ * namespace without outbound policies.  Those end here, with one counter
+ * increment and a frame smaller than stock's; everything else, and every
+ * lookup while it is timed or traced, goes through xnc_lookup().
+ */
+struct dst_entry *xnc_xfrm_lookup_with_ifid(struct net *net,
+					    struct dst_entry *dst_orig,
+					    const struct flowi *fl,
+					    const struct sock *sk,
+					    int flags, u32 if_id)
+{
+	const struct sock *fsk = sk_const_to_full_sk(sk);
+
+	if (static_branch_unlikely(&xnc_latency_key) ||
+	    trace_xnc_lookup_enabled() || if_id ||
+	    (fsk && rcu_access_pointer(fsk->sk_policy[XFRM_POLICY_OUT])) ||
+	    (!(dst_orig->flags & DST_NOXFRM) &&
+	     READ_ONCE(net->xfrm.policy_count[XFRM_POLICY_OUT])) ||
+	    (flags & XFRM_LOOKUP_ICMP) ||
+	    READ_ONCE(net->xfrm.policy_default[XFRM_POLICY_OUT]) ==
+	    XFRM_USERPOLICY_BLOCK)
+		return xnc_lookup(net, dst_orig, fl, sk, flags, if_id);
+
+	xnc_count_outcome(net, dst_orig->ops->family, XNC_NO_POLICY);
+	if (dst_orig->xfrm && dst_orig->xfrm->props.mode == XFRM_MODE_TUNNEL)
+		dst_orig->flags |= DST_XFRM_TUNNEL;
+	return dst_orig;
 }

@@ -9,9 +9,10 @@
  *
  * A dying namespace can still see lookups after our exit handler ran: the
  * xfrm policy hold-queue timer is only stopped by xfrm's own exit, which
- * comes later.  So the hot path reads the per-CPU pointer under RCU and
- * tolerates NULL, and we free it only after a grace period (once per
- * batch of dying namespaces, so netns teardown does not pay one each).
+ * comes later.  So the hot path reads the per-CPU pointer with preemption
+ * disabled, which synchronize_rcu() waits for, and tolerates NULL, and we
+ * free it only after a grace period (once per batch of dying namespaces,
+ * so netns teardown does not pay one each).
  */
 
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -65,21 +66,30 @@ void xnc_count(struct net *net, enum xnc_stat stat, u64 n)
 	rcu_read_lock();
 	stats = READ_ONCE(xnc_net(net)->stats_live);
 	if (stats)
-		this_cpu_add(stats->v[stat], n);
+		this_cpu_add(stats->v[0][stat], n);
 	rcu_read_unlock();
 }
 
 static int xnc_stats_show(struct seq_file *seq, void *v)
 {
 	struct xnc_net *xn = xnc_net(seq_file_single_net(seq));
-	u64 sum[XNC_STAT_MAX] = {};
-	int cpu, i;
+	u64 sum[XNC_STAT_MAX] = {}, n;
+	int cpu, f, i;
 
 	for_each_possible_cpu(cpu) {
 		const struct xnc_pcpu_stats *s = per_cpu_ptr(xn->stats, cpu);
 
-		for (i = 0; i < XNC_STAT_MAX; i++)
-			sum[i] += READ_ONCE(s->v[i]);
+		for (f = 0; f < 2; f++)
+			for (i = 0; i < XNC_STAT_MAX; i++) {
+				n = READ_ONCE(s->v[f][i]);
+				sum[i] += n;
+				if (!(XNC_OUTCOMES & BIT(i)))
+					continue;
+				sum[XNC_LOOKUPS] += n;
+				sum[f ? XNC_LOOKUPS_V6 : XNC_LOOKUPS_V4] += n;
+				if (XNC_ERROR_OUTCOMES & BIT(i))
+					sum[XNC_ERRORS] += n;
+			}
 	}
 	for (i = 0; i < XNC_STAT_MAX; i++)
 		seq_printf(seq, "%-24s\t%llu\n", xnc_stat_names[i], sum[i]);
@@ -94,6 +104,7 @@ static int xnc_stats_show(struct seq_file *seq, void *v)
  * the histogram off, or on, without a word.
  */
 bool xnc_latency __read_mostly;
+DEFINE_STATIC_KEY_FALSE(xnc_latency_key);
 
 /* every namespace's xnc_net, and what switches latency: one at a time */
 static LIST_HEAD(xnc_nets);
@@ -152,9 +163,14 @@ static int xnc_latency_set(const char *val, const struct kernel_param *kp)
 		if (err)
 			xnc_hist_free_all();
 	}
-	/* the hot path reads it locklessly; histograms exist before it is on */
-	if (!err)
+	/* the histograms exist before the hot path times anything */
+	if (!err) {
 		WRITE_ONCE(*(bool *)kp->arg, on);
+		if (on)
+			static_branch_enable(&xnc_latency_key);
+		else
+			static_branch_disable(&xnc_latency_key);
+	}
 	if (!on)
 		xnc_hist_free_all();
 	mutex_unlock(&xnc_nets_lock);
