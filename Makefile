@@ -64,7 +64,7 @@ install: $(MOD)
 lint:
 	scripts/lint.sh
 
-TOOLS := tests/tools/xsend tests/tools/xstream
+TOOLS := tests/tools/xsend tests/tools/xstream tests/tools/xcost
 
 tests/tools/%: tests/tools/%.c
 	$(CC) -O2 -Wall -Wextra -o $@ $<
@@ -136,7 +136,12 @@ bench-notifier:
 bench-latency:
 	scripts/bench-latency.sh
 
-.PHONY: bench bench-notifier bench-latency
+# Local UDP and TCP without IPsec at 0, 1 and 10,000 policies: stock,
+# idle, the livepatch redirect alone, module -> docs/local.md (~15 min)
+bench-local:
+	scripts/bench-local.sh
+
+.PHONY: bench bench-notifier bench-latency bench-local
 
 # A kernel with KASAN, lockdep, PROVE_RCU, kmemleak and SLUB debugging,
 # built once per machine and kernel line from linux-source-<line> (6.1, or
@@ -191,6 +196,7 @@ help:
 	@echo "              (KERNEL=6.12: docs/bench-6.12.md)"
 	@echo "make bench-notifier  cost of a link down, module vs stock -> docs/notifier.md"
 	@echo "make bench-latency   lookup latency under traffic and churn -> docs/latency.md"
+	@echo "make bench-local     cost to local UDP/TCP without IPsec -> docs/local.md"
 	@echo "make debug-kernel  build a KASAN/lockdep/kmemleak kernel for the VM (once, ~15 min)"
 	@echo "make check-debug   the guest tests on it, in 4 parts (PART=n or T=pattern for one)"
 	@echo "              (both: KERNEL=6.12 for 6.12's, KERNEL=6.12-rt for PREEMPT_RT)"

@@ -642,6 +642,11 @@ kver=$("$top/scripts/kernel.sh" version)
 		XNC_BENCH_DOCS=$docs "$top/scripts/bench-latency.sh" --section
 		echo
 	fi
+	# the cost to local traffic, if measured (make bench-local)
+	if [ -f "$docs/local${base#bench}.raw" ]; then
+		XNC_BENCH_DOCS=$docs "$top/scripts/bench-local.sh" --section
+		echo
+	fi
 	# the run's profile, or the one DOCS already has for its own RAW (or
 	# for the samples a merged run kept)
 	# (a run with XNC_BENCH_PROFILE=0 has the directory, saying "off")
