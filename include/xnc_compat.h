@@ -2,8 +2,8 @@
 /*
  * The differences between the kernel lines we build for, in one place.
  *
- * Only 6.1.x and 6.12.x: src/lookup.c follows the control flow of their
- * xfrm_lookup_with_ifid(), and scripts/kernel.record holds what was
+ * Only 6.1.x, 6.12.x and 7.3.x: src/lookup.c follows the control flow of
+ * their xfrm_lookup_with_ifid(), and scripts/kernel.record holds what was
  * checked of each.  Any other line: refuse to build.  (version.h of
  * kernels before 5.11 has no LINUX_VERSION_MAJOR.)
  */
@@ -13,20 +13,23 @@
 #include <linux/compiler.h>
 #include <linux/types.h>
 #include <linux/version.h>
+#include <linux/xfrm.h>
 
 struct module;
 struct mutex;
 
-#if !defined(LINUX_VERSION_MAJOR) || LINUX_VERSION_MAJOR != 6 || \
-	(LINUX_VERSION_PATCHLEVEL != 1 && LINUX_VERSION_PATCHLEVEL != 12)
-#error "xfrm_nocache supports Linux 6.1.x and 6.12.x only: build against the headers of one of them"
+#if !defined(LINUX_VERSION_MAJOR) || \
+	!((LINUX_VERSION_MAJOR == 6 && (LINUX_VERSION_PATCHLEVEL == 1 || \
+					LINUX_VERSION_PATCHLEVEL == 12)) || \
+	  (LINUX_VERSION_MAJOR == 7 && LINUX_VERSION_PATCHLEVEL == 3))
+#error "xfrm_nocache supports Linux 6.1.x, 6.12.x and 7.3.x only: use the headers of one of them"
 #endif
 
 #ifdef CONFIG_X86_KERNEL_IBT
 #include <asm/ibt.h>
 #endif
 
-#if LINUX_VERSION_PATCHLEVEL == 1
+#if LINUX_VERSION_MAJOR == 6 && LINUX_VERSION_PATCHLEVEL == 1
 
 /* 6.1: dst_alloc() takes the initial reference count (6.7 made it 1) */
 #define xnc_dst_alloc(ops, obsolete, flags) \
@@ -57,7 +60,7 @@ int xnc_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
 extern struct mutex xnc_event_mutex
 	__asm__("xnc_klp.event_mutex") __weak;
 
-#else /* 6.12 */
+#else /* 6.12, 7.3 */
 
 #define xnc_dst_alloc(ops, obsolete, flags) \
 	dst_alloc(ops, NULL, obsolete, flags)
@@ -78,5 +81,25 @@ int xnc_kallsyms_on_each_symbol(int (*fn)(void *, const char *,
 	__asm__("xnc_klp.kallsyms_on_each_symbol") __weak;
 
 #endif
+
+/* The route's device, read as stock's dummy bundle reads it (RCU held). */
+#if LINUX_VERSION_MAJOR >= 7
+#define xnc_dst_dev_rcu(dst) dst_dev_rcu(dst)
+#else
+#define xnc_dst_dev_rcu(dst) ((dst)->dev)
+#endif
+
+/*
+ * The modes whose bundle stock flags DST_XFRM_TUNNEL: tunnel, and from
+ * 6.14 (uapi XFRM_MODE_IPTFS) IP-TFS too.
+ */
+static inline bool xnc_tunnel_mode(u8 mode)
+{
+#ifdef XFRM_MODE_IPTFS
+	return mode == XFRM_MODE_TUNNEL || mode == XFRM_MODE_IPTFS;
+#else
+	return mode == XFRM_MODE_TUNNEL;
+#endif
+}
 
 #endif /* _XNC_COMPAT_H */

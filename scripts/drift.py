@@ -11,11 +11,14 @@ copies, calls or reads still what they were when last checked?
 
     options (check, update):
       --line L --source S --version V
-                  one kernel line only (6.1 or 6.12), from S: a
+                  one kernel line only (6.1, 6.12 or 7.3), from S: a
                   linux-source tarball, or a directory holding its tree
                   (or linux-source-L/ with the tree), of Debian source
                   version V; each of the three is optional, the others
-                  default to linux-source-L's installed tarball and version
+                  default to linux-source-L's installed tarball and
+                  version (7.3: trixie-backports' newest, which
+                  scripts/bpo-source.sh fetches into the cache unless it
+                  is there)
       --trixie    also Debian 13 trixie's newest linux-source-6.12
                   (scripts/trixie-source.sh: fetched into the cache unless
                   it is there), checked against the 6.12 record; update
@@ -77,7 +80,10 @@ RECORD = os.path.join(TOP, "scripts", "kernel.record")
 HEADER = os.path.join(TOP, "include", "xnc_record.h")
 TRIXIE_SCRIPT = os.path.join(TOP, "scripts", "trixie-source.sh")
 TRIXIE_LINE = "6.12"
-KLINES = ("6.1", "6.12")
+KLINES = ("6.1", "6.12", "7.3")
+# lines bookworm has no linux-source of: trixie-backports' instead
+BPO_SCRIPT = os.path.join(TOP, "scripts", "bpo-source.sh")
+BPO_LINES = ("7.3",)
 
 POLICY = "net/xfrm/xfrm_policy.c"
 ITEMS = (
@@ -99,7 +105,7 @@ ITEMS = (
     ("read", "xfrm_policy_afinfo", POLICY),
     ("read", "klp_patches", "kernel/livepatch/core.c"),
     ("read", "klp_mutex", "kernel/livepatch/core.c"),
-    # 6.1 only: 6.12 creates our trace events itself (src/trace.c)
+    # 6.1 only: from 6.12 on, the kernel creates our trace events (src/trace.c)
     ("read", "event_mutex", "kernel/trace/trace_events.c", ("6.1",)),
 )
 FUNCTION_KINDS = ("copy", "bind", "rely")
@@ -512,7 +518,7 @@ class Target:
 def load_all(targets):
     jobs = [t for t in targets if t.files is None]
     if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
-        with concurrent.futures.ProcessPoolExecutor(max_workers=min(len(jobs), 3)) as ex:
+        with concurrent.futures.ProcessPoolExecutor(max_workers=min(len(jobs), 4)) as ex:
             results = list(ex.map(load, jobs))
     else:
         results = [load(t) for t in jobs]
@@ -535,17 +541,23 @@ def installed_version(line):
     return r.stdout.strip()
 
 
-def trixie_source():
-    """(tarball, version) of trixie's newest linux-source-6.12, fetched
-    into the cache by scripts/trixie-source.sh if it is not there."""
+def fetched_source(cmd):
+    """(tarball, version) that a fetcher script prints, having fetched it
+    into the cache if it was not there."""
+    name = os.path.relpath(cmd[0], TOP)
     try:
-        r = subprocess.run([TRIXIE_SCRIPT], stdout=subprocess.PIPE, text=True, check=False)
+        r = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, check=False)
     except OSError as e:
-        raise SourceError(f"scripts/trixie-source.sh: {e}") from e
+        raise SourceError(f"{name}: {e}") from e
     if r.returncode or len(r.stdout.split()) != 2:
-        raise SourceError("scripts/trixie-source.sh failed")
+        raise SourceError(f"{name} failed")
     tb, ver = r.stdout.split()
     return tb, ver
+
+
+def trixie_source():
+    """trixie's newest linux-source-6.12 (scripts/trixie-source.sh)."""
+    return fetched_source([TRIXIE_SCRIPT])
 
 
 def targets_of(args):
@@ -554,6 +566,10 @@ def targets_of(args):
         raise SourceError("--source and --version need --line")
     out = []
     for line in ([args.line] if args.line else KLINES):
+        if line in BPO_LINES and not args.source:
+            source, version = fetched_source([BPO_SCRIPT, line])
+            out.append(Target(line, source, args.version or version))
+            continue
         source = args.source or f"/usr/src/linux-source-{line}.tar.xz"
         version = args.version or installed_version(line)
         if not os.path.exists(source):
@@ -612,7 +628,7 @@ RECORD_HEAD = """\
 #
 # One block per kernel line:
 #
-#   line LINE                 6.1 or 6.12
+#   line LINE                 6.1, 6.12 or 7.3
 #   release VERSION           a Debian source version (linux-source-LINE)
 #                             whose items all are as below; one or more
 #   item KIND NAME PATH DEFS SHA256
@@ -712,8 +728,9 @@ def header_text(blocks):
         b = blocks.get(line)
         if b is None:
             continue
-        patch = line.split(".")[1]
-        out.append(f"#{'if' if first else 'elif'} LINUX_VERSION_PATCHLEVEL == {patch}\n")
+        major, patch = line.split(".")
+        out.append(f"#{'if' if first else 'elif'} LINUX_VERSION_MAJOR == {major} && "
+                   f"LINUX_VERSION_PATCHLEVEL == {patch}\n")
         first = False
         out.append(define("XNC_RECORD_RELEASES",
                           ", ".join(f'"{r}"' for r in b.releases)))
@@ -892,11 +909,13 @@ OURS_TABLE = "src/verify.c"
 
 def preprocess(path, line):
     """The file as the compiler sees it for LINE, without its includes:
-    only LINUX_VERSION_PATCHLEVEL is defined (test-only switches are not)."""
+    only LINUX_VERSION_MAJOR and _PATCHLEVEL are defined (neither test-only
+    switches nor what the kernel's headers define)."""
     with open(os.path.join(TOP, path), encoding="utf-8") as f:
         text = "".join(ln for ln in f if not ln.lstrip().startswith("#include"))
-    patch = line.split(".")[1]
-    r = subprocess.run(["cpp", "-P", "-undef", "-nostdinc", "-DLINUX_VERSION_MAJOR=6",
+    major, patch = line.split(".")
+    r = subprocess.run(["cpp", "-P", "-undef", "-nostdinc",
+                        f"-DLINUX_VERSION_MAJOR={major}",
                         f"-DLINUX_VERSION_PATCHLEVEL={patch}"],
                        input=text, capture_output=True, text=True, check=False)
     if r.returncode:

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The replacement for xfrm_lookup_with_ifid(): find the output policy for a
- * flow and build its bundle from scratch, as stock 6.1 and 6.12 do (no
- * bundle cache since 4.19), with what a user can observe the same case by
+ * flow and build its bundle from scratch, as stock 6.1, 6.12 and 7.3 do
+ * (no bundle cache since 4.19), with what a user can observe the same case by
  * case (errno, the SA that carries the packet, policy use_time,
  * /proc/net/xfrm_stat), counted per namespace, and one policy search fewer
  * while the namespace has no outbound sub policy (subpol.c).
@@ -87,6 +87,7 @@ static struct xfrm_dst *xnc_dummy_bundle(struct net *net, u16 family,
 					 bool queue)
 {
 	const struct xfrm_policy_afinfo *afinfo = NULL;
+	struct net_device *dev;
 	struct xfrm_dst *xdst;
 	struct dst_entry *dst;
 	int i, err;
@@ -126,7 +127,7 @@ static struct xfrm_dst *xnc_dummy_bundle(struct net *net, u16 family,
 	dst->output = xnc_xdst_queue_output;
 	/*
 	 * As many references on dst_orig as destroying the bundle drops
-	 * (queue.c): on 6.1 and 6.12 one, xdst->route's.  Stock takes a
+	 * (queue.c): on 6.1, 6.12 and 7.3 one, xdst->route's.  Stock takes a
 	 * second one for the child, but dst_destroy() releases a child only
 	 * for a bundle with a state (dst->xfrm), which this one never has:
 	 * every queued lookup leaks a route there (kmemleak finds them).
@@ -139,8 +140,8 @@ static struct xfrm_dst *xnc_dummy_bundle(struct net *net, u16 family,
 		xdst->u.rt6.rt6i_nfheader_len = 0;
 	}
 
-	err = dst_orig->dev ? afinfo->fill_dst(xdst, dst_orig->dev, fl) :
-			      -ENODEV;
+	dev = xnc_dst_dev_rcu(dst_orig);
+	err = dev ? afinfo->fill_dst(xdst, dev, fl) : -ENODEV;
 	if (err) {
 		dst_release(dst);
 		xdst = ERR_PTR(err);
@@ -442,7 +443,7 @@ no_policy:
 	dst = dst_orig;
 out:
 	xfrm_pols_put(pols, own_pols);
-	if (dst->xfrm && dst->xfrm->props.mode == XFRM_MODE_TUNNEL)
+	if (dst->xfrm && xnc_tunnel_mode(dst->xfrm->props.mode))
 		dst->flags |= DST_XFRM_TUNNEL;
 	xnc_account(net, fl, family, if_id, &ex, &acct, 0);
 	return dst;
@@ -483,7 +484,7 @@ struct dst_entry *xnc_xfrm_lookup_with_ifid(struct net *net,
 		return xnc_lookup(net, dst_orig, fl, sk, flags, if_id);
 
 	xnc_count_outcome(net, dst_orig->ops->family, XNC_NO_POLICY);
-	if (dst_orig->xfrm && dst_orig->xfrm->props.mode == XFRM_MODE_TUNNEL)
+	if (dst_orig->xfrm && xnc_tunnel_mode(dst_orig->xfrm->props.mode))
 		dst_orig->flags |= DST_XFRM_TUNNEL;
 	return dst_orig;
 }

@@ -51,7 +51,7 @@ static const char * const xnc_releases[] = { "6.0.0-0" };
 static const char * const xnc_releases[] = { XNC_RECORD_RELEASES };
 #endif
 
-/* the Debian source version in "... Debian 6.1.158-1 (2025-11-09)" */
+/* the Debian source version in "... Debian 7.3.4-1~bpo13+1 (2026-11-15)" */
 static bool xnc_release(char *buf, size_t size)
 {
 	const char *v = strstr(init_utsname()->version, "Debian ");
@@ -125,7 +125,7 @@ static const struct xnc_proto xnc_protos[] = {
 	    "struct dst_entry *dst_orig" } },
 	{ "xdst_queue_output", "int",
 	  { "struct net *net", "struct sock *sk", "struct sk_buff *skb" } },
-#if LINUX_VERSION_PATCHLEVEL == 1
+#if LINUX_VERSION_MAJOR == 6 && LINUX_VERSION_PATCHLEVEL == 1
 	{ "kallsyms_on_each_symbol", "int",
 	  { "int (*fn)(void *, const char *, struct module *, unsigned long)",
 	    "void *data" } },
@@ -188,7 +188,7 @@ static int xnc_render_params(const struct xnc_btf *b,
 			     size_t size, int depth)
 {
 	const struct btf_param *p = btf_params(proto);
-	u16 i, n = btf_type_vlen(proto);
+	u32 i, n = btf_type_vlen(proto);
 	size_t len = scnprintf(out, size, "(");
 	int err;
 
@@ -475,7 +475,7 @@ static long xnc_member(const struct xnc_btf *b, const struct btf_type *t,
 		       const char *name, size_t len, u32 *type, int depth)
 {
 	const struct btf_member *m = btf_members(t);
-	u16 i, n = btf_type_vlen(t);
+	u32 i, n = btf_type_vlen(t);
 	const struct btf_type *inner;
 	const char *mname;
 	long off;

@@ -1,19 +1,20 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # scripts/drift.py, the source drift check (make drift): the installed 6.1
-# and 6.12 sources, and trixie's 6.12, are as scripts/kernel.record says,
-# and so are the module's own prototypes; then, on a copy of
-# only the files it reads, extracted once from the 6.12 tarball: one
-# planted change in xfrm_lookup_with_ifid's body is drift, named, with a
-# "+" line in its diff (from a small tarball); a parameter's type changed
-# in xfrm_policy_lookup_bytype is a prototype change; the same files under
-# a newer version pass, noting the release is not in the record; a
-# comment and whitespace change passes; a hand-edited
+# and 6.12 sources, trixie's 6.12 and trixie-backports' 7.3 are as
+# scripts/kernel.record says, and so are the module's own prototypes;
+# then, on a copy of only the files it reads, extracted once from the 6.12
+# tarball: one planted change in xfrm_lookup_with_ifid's body is drift,
+# named, with a "+" line in its diff (from a small tarball); a parameter's
+# type changed in xfrm_policy_lookup_bytype is a prototype change; the
+# same files under a newer version pass, noting the release is not in the
+# record; a comment and whitespace change passes; a hand-edited
 # include/xnc_record.h fails.  The extractor on a made-up file: a return
 # type on its own line, static noinline, __weak, #ifdef alternatives,
 # braces in strings, characters and comments, prototypes, EXPORT_SYMBOL,
-# a name that is another's prefix.  (a) checks trixie's 6.12 too, as make
-# drift does.  No VM; about 30 s (the tarballs' decompression).
+# a name that is another's prefix.  Each line's header branch and
+# prototypes are keyed on its major version too.  No VM; about 60 s (the
+# tarballs' decompression).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 drift=$top/scripts/drift.py
@@ -34,12 +35,15 @@ tar -xJf "$tarball" -C "$tmp/base" "${paths[@]/#/$top_dir/}" &
 tarpid=$!
 
 # (a) the real sources, trixie's 6.12 too (its release is in the record,
-# so a module built for it loads there)
+# so a module built for it loads there), and 7.3 (scripts/bpo-source.sh)
 if ! "$drift" check --trixie >"$tmp/a.out" 2>&1; then
 	cat "$tmp/a.out"
 	fail "scripts/drift.py check on the installed sources: $(tail -n1 "$tmp/a.out")"
 fi
 cat "$tmp/a.out"
+for l in 6.1 6.12 7.3; do
+	grep -q "^${l//./\\.} .*items checked, all as recorded" "$tmp/a.out" || fail "(a): line $l not checked"
+done
 wait "$tarpid" || fail "extracting ${paths[*]} from $tarball"
 
 # variant NAME: a copy of the extracted files to plant a change in
@@ -197,4 +201,28 @@ print("extractor: all cases")
 PY
 cat "$tmp/g.out"
 
-echo "drift: installed sources as recorded; planted body and prototype changes reported, a newer release noted, cosmetic changes pass, a stale header and the module's own wrong prototypes fail"
+# (h) per line, the header's branch tests the major version too, and the
+# module's prototypes are those of the line's own branch (6.1's kallsyms
+# callback has a module argument, 6.12's and 7.3's none)
+python3 -B - "$top/scripts/drift.py" >"$tmp/h.out" 2>&1 <<'PY' || { cat "$tmp/h.out"; fail "lines: $(tail -n1 "$tmp/h.out")"; }
+import importlib.util
+import sys
+
+spec = importlib.util.spec_from_file_location("drift", sys.argv[1])
+d = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(d)
+hdr = d.header_text(d.read_record())
+for line in d.KLINES:
+    major, patch = line.split(".")
+    cond = f"LINUX_VERSION_MAJOR == {major} && LINUX_VERSION_PATCHLEVEL == {patch}\n"
+    if cond not in hdr:
+        sys.exit(f"{line}: no '{cond.strip()}' in the header")
+    protos = [p for _, p in d.ours(line)["kallsyms_on_each_symbol"]]
+    mod = [("struct module" in p) for p in protos]
+    if mod != [line == "6.1"] * len(protos):
+        sys.exit(f"{line}: kallsyms_on_each_symbol {protos}")
+print(f"lines: {', '.join(d.KLINES)} keyed on major and patch level")
+PY
+cat "$tmp/h.out"
+
+echo "drift: installed and fetched sources as recorded; planted body and prototype changes reported, a newer release noted, cosmetic changes pass, a stale header and the module's own wrong prototypes fail"

@@ -11,7 +11,7 @@ top=$(cd "$(dirname "$0")/../.." && pwd)
 kdir=${KDIR:-$(XNC_KLINE=6.1 "$top/scripts/kernel.sh" kdir)}
 tmp=$(mktemp -d /tmp/xnc-kver.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
-msg="supports Linux 6.1.x and 6.12.x only"
+msg="supports Linux 6.1.x, 6.12.x and 7.3.x only"
 
 # the headers' build dir (small: the rest are absolute paths into -common),
 # its relative symlinks made absolute
@@ -40,18 +40,20 @@ refused() { grep '#error' "$tmp/out" | grep -qF -- "$msg"; }
 refused || { cat "$tmp/out"; echo "no version message building against 5.10"; exit 1; }
 echo "5.10: $(grep -m1 -o "error: #error.*" "$tmp/out")"
 
-for pl in 2 13; do
-	sed -e "s/^#define LINUX_VERSION_CODE .*/#define LINUX_VERSION_CODE $(((6 << 16) + (pl << 8)))/" \
+for mp in 6.2 6.13 7.2 7.4 8.3; do
+	mj=${mp%.*} pl=${mp#*.}
+	sed -e "s/^#define LINUX_VERSION_CODE .*/#define LINUX_VERSION_CODE $(((mj << 16) + (pl << 8)))/" \
+	    -e "s/^#define LINUX_VERSION_MAJOR .*/#define LINUX_VERSION_MAJOR $mj/" \
 	    -e "s/^#define LINUX_VERSION_PATCHLEVEL .*/#define LINUX_VERSION_PATCHLEVEL $pl/" \
 	    -e 's/^#define LINUX_VERSION_SUBLEVEL .*/#define LINUX_VERSION_SUBLEVEL 0/' \
 	    "$tmp/version.h.real" >"$vh"
 	if build; then
-		echo "built against 6.$pl headers"; exit 1
+		echo "built against $mp headers"; exit 1
 	fi
-	refused || { cat "$tmp/out"; echo "no version message building against 6.$pl"; exit 1; }
-	echo "6.$pl: refused"
+	refused || { cat "$tmp/out"; echo "no version message building against $mp"; exit 1; }
+	echo "$mp: refused"
 done
 
 cp "$tmp/version.h.real" "$vh"
 build || { cat "$tmp/out"; echo "the same copy with its real version.h does not build"; exit 1; }
-echo "refused against 5.10, 6.2 and 6.13 headers with the version message; $(sed -n 's/#define LINUX_VERSION_SUBLEVEL/6.1 sublevel/p' "$vh") builds"
+echo "refused against 5.10, 6.2, 6.13, 7.2, 7.4 and 8.3 headers with the version message; $(sed -n 's/#define LINUX_VERSION_SUBLEVEL/6.1 sublevel/p' "$vh") builds"
