@@ -98,7 +98,7 @@ table() {
 	  if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
 	  if (!(v in vseen)) { vseen[v] = 1; vars[++nv] = v }
 	  ops[k, v] += $5; ns[k, v] += $6; r[k, v, $4] = $5 / $6
-	  if ($7 != "-" && $7 != "") lk[k] += $7 / $5 }
+	  if (v == "module") { lk[k] += $7 / $5; nl[k]++ } }
 	END {
 		hdr = "| policies | test |"; sep = "|---:|---|"
 		for (j = 1; j <= nv; j++) {
@@ -117,12 +117,10 @@ table() {
 			s = ops[k, "stock"] / ns[k, "stock"]
 			for (j = 2; j <= nv; j++)
 				line = line sprintf(" %.4f |", ops[k, vars[j]] / ns[k, vars[j]] / s)
-			pr = ""; n = 0
-			for (m = 1; (k, "stock", m) in r; m++) {
+			pr = ""
+			for (m = 1; (k, "stock", m) in r; m++)
 				pr = pr sprintf("%s%.4f", m > 1 ? " " : "", r[k, "module", m] / r[k, "stock", m])
-				n++
-			}
-			print line " " pr " | " sprintf("%.2f", lk[k] / n) " |"
+			print line " " pr " | " sprintf("%.2f", lk[k] / nl[k]) " |"
 		}
 	}' "$1"
 }
