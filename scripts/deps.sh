@@ -12,6 +12,10 @@
 # nft-flowtable selftest: scripts/selftests.sh; node_exporter, promtool,
 # from the prometheus package, and curl for t-22-prometheus and the host
 # test stats-prom).
+# Debian 13's kernels (13, 13-rt, 7.3) in XNC_KLINE or XNC_DEPS_KERNELS:
+# the trixie root too (scripts/trixie-root.sh: created, the guest's
+# packages and each one's headers installed), where they build and their
+# guest runs; nothing of it otherwise.
 # Idempotent: does nothing (and needs no network) when everything is
 # already there.
 
@@ -32,8 +36,10 @@ pkgs=(
 	prometheus-node-exporter prometheus curl
 )
 metas=(linux-headers-amd64 linux-headers-6.12-amd64)
+trixie=()
 for k in ${XNC_KLINE:-} ${XNC_DEPS_KERNELS:-}; do
 	case $k in
+	13 | 13-rt | 7.3) trixie+=("$k") ;;
 	*-rt)
 		meta=$(XNC_KLINE=$k "$(dirname "$0")/kernel.sh" headers) || exit 1
 		pkgs+=("$meta") metas+=("$meta")
@@ -68,6 +74,15 @@ if ! [ "$(qemu_major)" -ge 10 ] 2>/dev/null; then
 	for i in "${!missing[@]}"; do
 		[ "${missing[$i]}" = qemu-system-x86 ] && unset "missing[$i]"
 	done
+fi
+
+# (ready needs no network: it reads the root's own package lists)
+trs=$(dirname "$0")/trixie-root.sh
+if [ ${#trixie[@]} -gt 0 ] && ! "$trs" ready "${trixie[@]}" 2>/dev/null; then
+	echo "deps: setting up the Debian 13 root for ${trixie[*]} ($trs)"
+	"$trs" create >/dev/null
+	"$trs" guest >/dev/null
+	"$trs" headers "${trixie[@]}" >/dev/null
 fi
 
 if [ ${#missing[@]} -eq 0 ] && [ -z "$new_qemu" ]; then
