@@ -6,14 +6,23 @@
 # KERNEL=6.1 or KERNEL=6.12: that kernel line of Debian's (scripts/kernel.sh)
 # for the build (its headers) and for the tests (XNC_KLINE); KERNEL=6.1-rt
 # or 6.12-rt: its PREEMPT_RT flavor.  RT=1 is short for KERNEL=<line>-rt.
+# KERNEL=13, 13-rt, 7.3: Debian 13's own 6.12 kernel, its -rt flavor, and
+# trixie-backports' 7.3, built in the trixie root (scripts/trixie-root.sh).
 ifeq ($(RT),1)
 override KERNEL := $(patsubst %-rt,%,$(or $(KERNEL),6.1))-rt
 endif
 ifneq ($(KERNEL),)
-ifneq ($(filter-out 6.1 6.12 6.1-rt 6.12-rt,$(KERNEL))$(word 2,$(KERNEL)),)
-$(error KERNEL must be 6.1, 6.12, 6.1-rt or 6.12-rt, not '$(KERNEL)')
+ifneq ($(filter-out 6.1 6.12 6.1-rt 6.12-rt 13 13-rt 7.3,$(KERNEL))$(word 2,$(KERNEL)),)
+$(error KERNEL must be 6.1, 6.12, 6.1-rt, 6.12-rt, 13, 13-rt or 7.3, not '$(KERNEL)')
 endif
 export XNC_KLINE := $(KERNEL)
+# Debian 13's kernels build in the trixie root, which has their gcc-14 and
+# kbuild (this machine cannot run them) and sees this tree at the same
+# path: kbuild runs there (scripts/kernel.sh build), KDIR as seen there
+ifneq ($(filter 13 13-rt 7.3,$(KERNEL)),)
+KBUILD := scripts/kernel.sh build
+KDIR ?= $(shell XNC_KLINE=$(KERNEL) scripts/kernel.sh bkdir 2>/dev/null)
+endif
 KDIR ?= $(shell XNC_KLINE=$(KERNEL) scripts/kernel.sh kdir 2>/dev/null)
 endif
 
@@ -42,15 +51,15 @@ all: module
 module: $(MOD)
 
 $(MOD): $(SRCS) $(KDIR_STAMP)
-	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
+	@test -n "$(KDIR)" && $(KBUILD) test -d "$(KDIR)" || { \
 		echo "no kernel build dir: install linux-headers (make deps) or set KDIR" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(PWD) modules
+	$(KBUILD) $(MAKE) -C $(KDIR) M=$(PWD) modules
 	python3 scripts/klp-relocs.py $@
 
 # (the DKMS source tree, /usr/src/xfrm_nocache-<ver>, has no tests/)
 clean:
-	$(MAKE) -C $(KDIR) M=$(PWD) clean
-	$(if $(wildcard tests/tools/klp-other/Kbuild),$(MAKE) -C $(KDIR) M=$(PWD)/tests/tools/klp-other clean)
+	$(KBUILD) $(MAKE) -C $(KDIR) M=$(PWD) clean
+	$(if $(wildcard tests/tools/klp-other/Kbuild),$(KBUILD) $(MAKE) -C $(KDIR) M=$(PWD)/tests/tools/klp-other clean)
 	rm -rf tests/out $(TOOLS)
 
 deps:
@@ -74,29 +83,35 @@ tests/tools/%: tests/tools/%.c
 KLP_OTHER := tests/tools/klp-other/xnc_klp_other.ko
 
 $(KLP_OTHER): $(wildcard tests/tools/klp-other/*.c) tests/tools/klp-other/Kbuild
-	@test -n "$(KDIR)" -a -d "$(KDIR)" || { \
+	@test -n "$(KDIR)" && $(KBUILD) test -d "$(KDIR)" || { \
 		echo "no kernel build dir: install linux-headers (make deps) or set KDIR" >&2; exit 1; }
-	$(MAKE) -C $(KDIR) M=$(PWD)/tests/tools/klp-other modules
+	$(KBUILD) $(MAKE) -C $(KDIR) M=$(PWD)/tests/tools/klp-other modules
 
 tools: $(TOOLS) $(KLP_OTHER)
 
 # Every test, in a VM booting Debian's kernel; prints "N passed, N failed".
-# KERNEL=6.1, 6.12, 6.1-rt or 6.12-rt: everything on that kernel.  Without
-# KERNEL: everything on 6.1 but the package test (t-70), the module's own
-# tests but the stress suite (t-00 to t-50 but t-30) on 6.12, within CI's
-# budget; check-all: everything on both lines and on their real-time
-# flavors.  tests/run.sh builds the module for each.
-CHECK_KLINES := $(if $(KERNEL),$(KERNEL),6.1=^(0|1|2|3|4|5|6) 6.12=^(0|1|2|4|5))
+# KERNEL=6.1, 6.12, 6.1-rt, 6.12-rt, 13, 13-rt or 7.3: everything on that
+# kernel.  Without KERNEL, within CI's budget: everything on bookworm's 6.1
+# but the package test (t-70); the module's own tests but the stress suite
+# (t-00 to t-50 but t-30) on Debian 13's 6.12, a Debian 13 guest; on 7.3,
+# the load, its refusals, the differential, observability and offload;
+# the host tests against both bookworm lines (and lint in the trixie root
+# for 13 and 7.3).  check-all: everything on all seven.  tests/run.sh
+# builds the module for each.
+CHECK_KLINES := $(if $(KERNEL),$(KERNEL),6.1=^(0|1|2|3|4|5|6) 13=^(0|1|2|4|5) 7.3=^(00|02|10|20|40))
 check-run: $(TOOLS)
-	XNC_KLINES='$(CHECK_KLINES)' tests/run.sh
+	XNC_KLINES='$(CHECK_KLINES)' $(if $(KERNEL),,XNC_HOST_KLINES='6.1 6.12') tests/run.sh
 
+ALL_KLINES := 6.1 6.12 6.1-rt 6.12-rt 13 13-rt 7.3
 check-all-run: $(TOOLS)
-	XNC_KLINES='6.1 6.12 6.1-rt 6.12-rt' tests/run.sh
+	XNC_KLINES='$(ALL_KLINES)' tests/run.sh
 
 # The README's commands set a bare Debian machine up first (scripts/deps.sh:
-# it says what it installs, and does nothing when all is there), then run
-# in a new make, which sees what was installed (the headers, KDIR).
-check-all: export XNC_DEPS_KERNELS := 6.1-rt 6.12-rt
+# it says what it installs, and does nothing when all is there; for Debian
+# 13's kernels the trixie root too), then run in a new make, which sees what
+# was installed (the headers, KDIR).
+check: export XNC_DEPS_KERNELS := $(if $(KERNEL),,13 7.3)
+check-all: export XNC_DEPS_KERNELS := 6.1-rt 6.12-rt 13 13-rt 7.3
 check check-all demo:
 	@scripts/deps.sh
 	@$(MAKE) --no-print-directory $@-run
@@ -186,9 +201,10 @@ deb:
 help:
 	@echo "make [all]    build xfrm_nocache.ko against $(KDIR)"
 	@echo "make deps     install build/test dependencies (Debian, apt)"
-	@echo "make check    tests in a VM: all but the package's on 6.1, the module's own on 6.12"
+	@echo "make check    tests in a VM: all but the package's on 6.1, the module's own on 13 (Debian 13's 6.12), a part on 7.3"
 	@echo "make check KERNEL=6.1|6.12|6.1-rt|6.12-rt  all tests on that kernel (RT=1: -rt)"
-	@echo "make check-all  all tests on all four kernels"
+	@echo "make check KERNEL=13|13-rt|7.3  ... on Debian 13's kernel, -rt, backports' 7.3"
+	@echo "make check-all  all tests on all seven kernels"
 	@echo "make stress   the stress suite only, 60 s per scenario (check runs it at 15 s)"
 	@echo "make selftests-table  kernel xfrm selftests, stock vs. module -> docs/selftests.md"
 	@echo "              (KERNEL=6.12: docs/selftests-6.12.md)"

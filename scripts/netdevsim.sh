@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Build the kernel's netdevsim (a simulated NIC with ESP offload) out of
-# tree, from Debian's linux-source-<line> tarball (6.1 or 6.12, XNC_KLINE:
+# tree, from Debian's linux-source-<line> tarball (6.1, 6.12 or 7.3, XNC_KLINE:
 # scripts/kernel.sh) against the headers of the kernel the tests boot.
 # Debian does not ship it (CONFIG_NETDEVSIM is not set), and nothing of it
 # is kept in this repository.
@@ -16,6 +16,9 @@
 # same path (tests/run.sh writes it to $XNC_OUT/netdevsim.path).  Its one
 # module dependency is psample, on both lines (modinfo: "depends: psample").
 # With XNC_KERNEL set, built for that debug kernel instead (kernel.sh).
+# Debian 13's kernels (13, 13-rt, 7.3): built in the trixie root, from
+# trixie's linux-source-6.12 (scripts/trixie-source.sh) or backports'
+# linux-source-7.3 (scripts/bpo-source.sh), fetched into the cache once.
 
 set -euo pipefail
 
@@ -27,10 +30,28 @@ die() { echo "netdevsim.sh: $*" >&2; exit 1; }
 kline=$("$here/kernel.sh" line) || exit 1
 kver=$("$here/kernel.sh" version) || exit 1
 kdir=$("$here/kernel.sh" kdir) || exit 1
+# the root the build runs in (kernel.sh build), and kdir as seen there
+groot=$("$here/kernel.sh" root)
+bkdir=$("$here/kernel.sh" bkdir)
 srcpkg=linux-source-$kline
-TARBALL=${XNC_KSRC_TARBALL:-/usr/src/$srcpkg.tar.xz}
+TARBALL=${XNC_KSRC_TARBALL:-}
+srcver=
+if [ "$groot" = / ]; then
+	TARBALL=${TARBALL:-/usr/src/$srcpkg.tar.xz}
+	srcver=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null || true)
+elif [ -z "$TARBALL" ]; then
+	case $kline in
+	6.12) fetch=("$here/trixie-source.sh") ;;
+	*) fetch=("$here/bpo-source.sh" "$kline") ;;
+	esac
+	[ -x "${fetch[0]}" ] ||
+		die "no fetcher of $srcpkg for $kver (${fetch[0]}): set XNC_KSRC_TARBALL to its tarball"
+	# the cached one if any: no network on every run
+	src=$("${fetch[0]}" --cached "${fetch[@]:1}") || src=$("${fetch[@]}") ||
+		die "could not fetch $srcpkg (${fetch[*]})"
+	read -r TARBALL srcver <<<"$src"
+fi
 [ -r "$TARBALL" ] || die "$TARBALL missing (run scripts/deps.sh)"
-srcver=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null || true)
 stamp="kver=$kver source=${srcver:-unknown} esp-features=toggleable carrier=unlinked-on"
 # A debug kernel (XNC_KERNEL, scripts/debug-kernel.sh) may be rebuilt with
 # other options under the same release: its .config is part of the stamp.
@@ -52,7 +73,11 @@ if [ -f "$ko" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$stamp" ]; then
 fi
 rm -f "$ko" "$dir/.stamp"
 
-tmp=$(mktemp -d "$dir/.build.XXXXXX")
+# (where the build's root sees it)
+case $groot in
+/) tmp=$(mktemp -d "$dir/.build.XXXXXX") ;;
+*) tmp=$(mktemp -d "$groot/var/tmp/xnc-netdevsim.XXXXXX") ;;
+esac
 trap 'rm -rf "$tmp"' EXIT
 echo "netdevsim.sh: building netdevsim for $kver from $TARBALL" >&2
 tar -xJf "$TARBALL" -C "$tmp" --strip-components=3 \
@@ -69,7 +94,9 @@ tar -xJf "$TARBALL" -C "$tmp" --strip-components=3 \
 nsim_ipsec=$tmp/netdevsim/ipsec.c
 want='ns->netdev->features |= NSIM_ESP_FEATURES;'
 grep -qF "$want" "$nsim_ipsec" || die "ipsec.c changed: no '$want'"
-sed -i "s/^\(\t\)\(ns->netdev->\)features |= NSIM_ESP_FEATURES;\$/&\n\1\2hw_features |= NSIM_ESP_FEATURES;/" \
+# (7.x's has them there already)
+grep -qF 'ns->netdev->hw_features |= NSIM_ESP_FEATURES;' "$nsim_ipsec" ||
+	sed -i "s/^\(\t\)\(ns->netdev->\)features |= NSIM_ESP_FEATURES;\$/&\n\1\2hw_features |= NSIM_ESP_FEATURES;/" \
 	"$nsim_ipsec"
 grep -qF 'ns->netdev->hw_features |= NSIM_ESP_FEATURES;' "$nsim_ipsec" ||
 	die "could not make the ESP features toggleable in $nsim_ipsec"
@@ -102,7 +129,7 @@ fi
 # whose Makefile Debian's per-flavour one includes (linux-headers-*-common).
 u64h=
 for d in "$kdir" "$kdir/source" \
-	"$(sed -n 's|^include \(/.*\)/Makefile$|\1|p' "$kdir/Makefile" 2>/dev/null | head -n 1)"; do
+	"${groot%/}$(sed -n 's|^include \(/.*\)/Makefile$|\1|p' "$kdir/Makefile" 2>/dev/null | head -n 1)"; do
 	[ -n "$d" ] && [ -f "$d/include/linux/u64_stats_sync.h" ] &&
 		{ u64h=$d/include/linux/u64_stats_sync.h; break; }
 done
@@ -118,7 +145,8 @@ fi
 # exported: CONFIG_XFRM_OFFLOAD=y (ipsec.c, the part we need),
 # CONFIG_BPF_SYSCALL=y (bpf.c), CONFIG_PSAMPLE=m (psample.c), devlink and
 # debugfs built in.  So the whole driver is built, nothing left out.
-make -C "$kdir" M="$tmp/netdevsim" CONFIG_NETDEVSIM=m KCFLAGS="$kcflags" modules >"$tmp/build.log" 2>&1 || {
+"$here/kernel.sh" build make -C "$bkdir" M="${tmp#"${groot%/}"}/netdevsim" CONFIG_NETDEVSIM=m \
+	KCFLAGS="$kcflags" modules >"$tmp/build.log" 2>&1 || {
 	tail -n 30 "$tmp/build.log" >&2
 	die "build failed"
 }

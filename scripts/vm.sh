@@ -2,9 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Boot Debian's own kernel (the one matching the installed headers) of a
-# kernel (XNC_KLINE: 6.1, the default, 6.12, 6.1-rt or 6.12-rt; scripts/kernel.sh)
-# under qemu (KVM when it can run a guest, TCG otherwise) and run one
-# command inside it.
+# kernel (XNC_KLINE: 6.1, the default, 6.12, 6.1-rt, 6.12-rt, or Debian
+# 13's 13, 13-rt, 7.3; scripts/kernel.sh) under qemu (KVM when it can run
+# a guest, TCG otherwise) and run one command inside it.
 #
 #   scripts/vm.sh [options] -- command [args...]
 #
@@ -25,7 +25,8 @@
 #                 runs every vCPU in turn; auto (default): multi with qemu
 #                 10 or later, single with an older qemu (see below)
 #   --append STR  extra kernel command line
-#   --kline K     the kernel: 6.1, 6.12, 6.1-rt or 6.12-rt (the same as XNC_KLINE=K)
+#   --kline K     the kernel: 6.1, 6.12, 6.1-rt, 6.12-rt, 13, 13-rt or 7.3
+#                 (the same as XNC_KLINE=K)
 #   --kernel DIR  boot the kernel scripts/debug-kernel.sh built in DIR (the
 #                 same as XNC_KERNEL=DIR): its image, its modules, and the
 #                 parameters in DIR/cmdline; by default, Debian's kernel
@@ -34,6 +35,13 @@
 # with a tmpfs overlay on top, so every host binary (ip, strongSwan, iperf3)
 # and the build tree are there, at the same paths.  Debian's modules for the
 # guest kernel are bind-mounted on /lib/modules.
+#
+# Debian 13's kernels run on a Debian 13 userland instead: the trixie root
+# (scripts/trixie-root.sh, its guest packages installed) is the lower
+# layer, and of this machine's files only this repository, the cache
+# ($XNC_CACHE: images, netdevsim, selftests), the current directory and
+# the --out directory are there, at the same paths, each with a tmpfs
+# overlay of its own.
 #
 # Exit status: the command's, or 124 on timeout, or 125 when the console
 # shows a kernel splat (BUG, WARNING, Oops, refcount, leaked netdev refs,
@@ -105,8 +113,10 @@ if [ -n "$probe" ]; then
 fi
 
 
-# the kernel (6.1, 6.12, 6.1-rt or 6.12-rt), checked before waiting for the lock
+# the kernel, checked before waiting for the lock
 kline=$("$here/kernel.sh" name)
+# the root file system the guest runs on (/ but for Debian 13's kernels)
+groot=$("$here/kernel.sh" root)
 
 # One qemu at a time on this 2-core machine: wait for any other run.
 exec 9>/tmp/xnc-qemu.lock
@@ -145,6 +155,24 @@ trap 'rm -rf "$work"' EXIT
 } >"$out/cmd.sh"
 chmod +x "$out/cmd.sh"
 
+# What of this machine a guest on the trixie root needs, at the same paths:
+# shares, as init's commands (a tmpfs overlay each: writes stay in the guest)
+shares=
+if [ "$groot" != / ]; then
+	cache=${XNC_CACHE:-/var/cache/xfrm_nocache}
+	dirs=("$(cd "$here/.." && pwd)" "$cache")
+	case $PWD in
+	/ | "${dirs[0]}" | "${dirs[0]}"/* | "$cache" | "$cache"/*) ;;
+	*) dirs+=("$PWD") ;;
+	esac
+	for i in "${!dirs[@]}"; do
+		d=${dirs[i]}
+		shares+="mkdir -p /upper/s$i/up /upper/s$i/work /newroot$d
+mount -t overlay -o lowerdir=/lower$d,upperdir=/upper/s$i/up,workdir=/upper/s$i/work overlay /newroot$d || { echo XNC-INIT-FAIL share $d; poweroff -f; }
+"
+	done
+fi
+
 # --- initramfs: busybox + the few modules needed to reach the host root ---
 ird=$work/root
 mkdir -p "$ird"/{bin,dev,proc,sys,lower,upper,newroot,mods}
@@ -178,7 +206,8 @@ for m in \$(cat /mods/order); do insmod /mods/\$m 2>/dev/null; done
 mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=262144,cache=loose hostroot /lower || { echo XNC-INIT-FAIL 9p; poweroff -f; }
 mount -t tmpfs -o size=75% tmpfs /upper
 mkdir -p /upper/up /upper/work
-mount -t overlay -o lowerdir=/lower,upperdir=/upper/up,workdir=/upper/work overlay /newroot || { echo XNC-INIT-FAIL overlay; poweroff -f; }
+mount -t overlay -o lowerdir=/lower${groot%/},upperdir=/upper/up,workdir=/upper/work overlay /newroot || { echo XNC-INIT-FAIL overlay; poweroff -f; }
+$shares
 mkdir -p /newroot/lib/modules/$ver /newroot$out
 mount --bind /newroot$root/lib/modules/$ver /newroot/lib/modules/$ver
 mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 xncout /newroot$out || { echo XNC-INIT-FAIL out; poweroff -f; }

@@ -7,11 +7,13 @@
 #
 #   tests/run.sh [PATTERN]     only tests whose name matches PATTERN (grep -E)
 #
-# Kernels (scripts/kernel.sh: a line, 6.1 or 6.12, or its real-time flavor,
-# 6.1-rt or 6.12-rt): XNC_KLINES lists the kernels to boot, each
+# Kernels (scripts/kernel.sh: bookworm's line 6.1 or 6.12, or its real-time flavor,
+# 6.1-rt or 6.12-rt; Debian 13's 13, 13-rt and 7.3, whose builds run in
+# the trixie root and whose guest runs on it, which sees this repository:
+# XNC_OUT must be in it): XNC_KLINES lists the kernels to boot, each
 # LINE or LINE=GUESTPATTERN (that line runs only the guest tests matching
-# GUESTPATTERN as well as PATTERN), e.g. "6.1 6.12=^(0|1|2|3|4|5)" (make
-# check); by default the one line XNC_KLINE (6.1 unless set).  Each line's
+# GUESTPATTERN as well as PATTERN), e.g. "6.1 13=^(0|1|2|4|5)" (make
+# check: the Makefile's CHECK_KLINES); by default the one line XNC_KLINE (6.1 unless set).  Each line's
 # guest result lines name it ("ok [6.12] 00-load"), the final line sums
 # them all.  The host tests run once, before any boot.
 #
@@ -65,6 +67,16 @@ ln -sfn "$out" "$top/tests/out/latest" 2>/dev/null || true
 : >"$out/results"
 
 pass=0 fail=0 skip=0
+# timed NAME CMD...: run CMD, keep "NAME M min S s" for the end
+times=()
+timed() {
+	local what=$1 t0=$SECONDS rc=0
+	shift
+	"$@" || rc=$?
+	t0=$((SECONDS - t0))
+	times+=("$what $((t0 / 60)) min $((t0 % 60)) s")
+	return $rc
+}
 # result LINE: print and keep one result line, count it
 result() {
 	echo "$*" | tee -a "$out/results"
@@ -76,24 +88,38 @@ result() {
 }
 
 # Host-side tests (no VM): tests/host/*.sh, once; those that build against
-# a kernel do it for every line of the run (XNC_HOST_KLINES)
-export XNC_HOST_KLINES="${lines[*]}"
-: >"$out/host.results"
-[ "${XNC_HOST_TESTS:-1}" = 0 ] || for t in tests/host/*.sh; do
-	name=host/$(basename "$t" .sh)
-	echo "$name" | grep -qE -- "$pattern" || continue
-	log=$out/${name//\//_}.log
-	if bash "$t" >"$log" 2>&1; then
-		result "ok $name"
+# a kernel do it on this machine for the Debian 12 lines XNC_HOST_KLINES
+# (by default those of the run; none: their default, both), lint also in
+# the trixie root for the run's Debian 13 ones (XNC_TRIXIE_KLINES)
+hl=() tl=()
+for l in "${lines[@]}"; do
+	if [ "$(XNC_KLINE=$l scripts/kernel.sh root)" = / ]; then
+		hl+=("$l")
 	else
-		rc=$?
-		if [ $rc = 4 ]; then
-			result "skip $name: $(tail -n1 "$log")"
-		else
-			result "FAIL $name: $(tail -n1 "$log")"
-		fi
+		tl+=("$l")
 	fi
 done
+export XNC_HOST_KLINES="${XNC_HOST_KLINES-${hl[*]}}" XNC_TRIXIE_KLINES="${tl[*]}"
+: >"$out/host.results"
+host_tests() {
+	local t name log rc
+	for t in tests/host/*.sh; do
+		name=host/$(basename "$t" .sh)
+		echo "$name" | grep -qE -- "$pattern" || continue
+		log=$out/${name//\//_}.log
+		if bash "$t" >"$log" 2>&1; then
+			result "ok $name"
+		else
+			rc=$?
+			if [ $rc = 4 ]; then
+				result "skip $name: $(tail -n1 "$log")"
+			else
+				result "FAIL $name: $(tail -n1 "$log")"
+			fi
+		fi
+	done
+}
+[ "${XNC_HOST_TESTS:-1}" = 0 ] || timed "host tests" host_tests
 grep -E '^(ok|FAIL|skip) host/' "$out/results" >"$out/host.results"
 
 # the guest tests a line runs: matching PATTERN and its own pattern
@@ -113,20 +139,31 @@ first_error() {
 
 # prepare_package LINE LOUT: LOUT/package.env for t-70-package: the .deb
 # make deb builds, and the other kernel line's headers package (its name
-# and its .deb, from apt's archive or downloaded into LOUT)
+# and its .deb, from apt's archive or downloaded into LOUT); on Debian 13
+# the other is 13-rt for 13, else 13, its headers those of the trixie root
 prepare_package() {
 	local l=$1 lout=$2 other k2 hdr ver deb hdeb
 	rm -rf "$lout/deb" "$lout/package.env"
 	scripts/deb.sh "$lout/deb" || return 1
 	deb=$(ls "$lout/deb"/xfrm-nocache-dkms_*_all.deb) || return 1
-	case ${l%-rt} in 6.1) other=6.12 ;; *) other=6.1 ;; esac
+	case $l in
+	6.1 | 6.1-rt) other=6.12 ;;
+	13) other=13-rt ;;
+	13-rt | 7.3) other=13 ;;
+	*) other=6.1 ;;
+	esac
 	k2=$(XNC_KLINE=$other scripts/kernel.sh version) || return 1
 	hdr=linux-headers-$k2
-	ver=$(dpkg-query -W -f='${Version}' "$hdr") || return 1
-	hdeb=/var/cache/apt/archives/${hdr}_${ver//:/%3a}_amd64.deb
+	# (in the trixie root for Debian 13's kernels)
+	# shellcheck disable=SC2016 # dpkg-query's format
+	ver=$(scripts/kernel.sh build dpkg-query -W -f='${Version}' "$hdr") || return 1
+	hdeb=$(scripts/kernel.sh root)
+	hdeb=${hdeb%/}/var/cache/apt/archives/${hdr}_${ver//:/%3a}_amd64.deb
 	if [ ! -f "$hdeb" ]; then
 		mkdir -p "$lout/pkgs"
-		(cd "$lout/pkgs" && apt-get download "$hdr=$ver") || return 1
+		# shellcheck disable=SC2016 # expanded by the inner shell
+		scripts/kernel.sh build sh -c 'cd "$1" && apt-get -q download "$2"' \
+			sh "$lout/pkgs" "$hdr=$ver" || return 1
 		hdeb=$(ls "$lout/pkgs/${hdr}_"*.deb)
 	fi
 	printf 'XNC_PKG_DEB=%q\nXNC_PKG_K2=%q\nXNC_PKG_HDR2=%q\nXNC_PKG_HDR2_DEB=%q\n' \
@@ -138,13 +175,20 @@ prepare_package() {
 # module and klp-other against its headers, its selftests and netdevsim
 # into the cache.  Fails only when the module could not be built.
 prepare() {
-	local i=$1 l=${lines[$1]} lout=${louts[$1]} tag=${tags[$1]} kdir sel
+	local i=$1 l=${lines[$1]} lout=${louts[$1]} tag=${tags[$1]} kdir sel kb
 	export XNC_KLINE=$l
 	sel=$(guest_tests "${gpats[i]}")
-	kdir=$(scripts/kernel.sh kdir) || {
+	# the headers as the builds see them: in the trixie root for Debian
+	# 13's kernels, whose builds run there (scripts/kernel.sh build)
+	kdir=$(scripts/kernel.sh bkdir) || {
 		result "FAIL $tag build: no headers for kernel line $l (scripts/deps.sh)"
 		return 1
 	}
+	kb=(nice -n 19 scripts/kernel.sh build)
+	if [ "$(scripts/kernel.sh root)" != / ] && [[ $lout != "$top"/* ]]; then
+		result "FAIL $tag build: $lout is outside $top, which the trixie root does not see (XNC_OUT)"
+		return 1
+	fi
 	if [ -n "${XNC_KO:-}" ]; then
 		kos[i]=$XNC_KO
 		okos[i]=${XNC_OTHER_KO:-$top/tests/tools/klp-other/xnc_klp_other.ko}
@@ -152,7 +196,7 @@ prepare() {
 		# the module, as every build of it is made (scripts/build.sh: a
 		# copy of the sources, the build, its livepatch relocation step)
 		rm -rf "$lout/mod"
-		if ! nice -n 19 scripts/build.sh "$kdir" "$lout/mod" >"$lout/mod.build" 2>&1 ||
+		if ! "${kb[@]}" "$top/scripts/build.sh" "$kdir" "$lout/mod" >"$lout/mod.build" 2>&1 ||
 		   [ ! -f "$lout/mod/xfrm_nocache.ko" ]; then
 			result "FAIL $tag build: xfrm_nocache.ko against $kdir: $(first_error "$lout/mod.build")"
 			return 1
@@ -160,7 +204,7 @@ prepare() {
 		kos[i]=$lout/mod/xfrm_nocache.ko
 		# t-02-refusals' test-only builds, next to it in mod/variants
 		if grep -q '^02-' <<<"$sel"; then
-			nice -n 19 scripts/build.sh --variants "$kdir" "$lout/mod" \
+			"${kb[@]}" "$top/scripts/build.sh" --variants "$kdir" "$lout/mod" \
 				>"$lout/variants.build" 2>&1 ||
 				result "FAIL $tag build: variants against $kdir: $(first_error "$lout/variants.build")"
 		fi
@@ -169,7 +213,7 @@ prepare() {
 		rm -rf "$lout/klp-other"
 		mkdir -p "$lout/klp-other"
 		cp tests/tools/klp-other/Kbuild tests/tools/klp-other/*.c "$lout/klp-other/"
-		nice -n 19 make -C "$kdir" M="$lout/klp-other" modules >"$lout/klp-other.build" 2>&1 ||
+		"${kb[@]}" make -C "$kdir" M="$lout/klp-other" modules >"$lout/klp-other.build" 2>&1 ||
 			result "FAIL $tag build: klp-other against $kdir: $(first_error "$lout/klp-other.build")"
 		okos[i]=$lout/klp-other/xnc_klp_other.ko
 	fi
@@ -232,10 +276,14 @@ for i in "${!lines[@]}"; do
 	ready[i]=
 	[ -n "$(guest_tests "${gpats[i]}")" ] || continue
 	mkdir -p "${louts[i]}"
-	prepare "$i" && ready[i]=1
+	timed "${tags[i]} build" prepare "$i" && ready[i]=1
 done
 for i in "${!lines[@]}"; do
-	[ -n "${ready[i]}" ] && boot "$i"
+	[ -n "${ready[i]}" ] && timed "${tags[i]} boot" boot "$i"
+done
+
+for t in "${times[@]}"; do
+	echo "# time: $t"
 done
 
 if [ $skip -gt 0 ]; then
