@@ -4,19 +4,21 @@
 # Run the kernel's own xfrm selftests (scripts/selftests.sh) twice each,
 # stock (module not loaded) and with the module loaded, one VM boot per
 # suite (so other VM users get the machine between suites), and write the
-# side-by-side table to docs/selftests.md (kernel line 6.1) or
-# docs/selftests-6.12.md (6.12).
+# side-by-side table to docs/selftests.md (kernel 6.1) or
+# docs/selftests-<kernel>.md (docs/selftests-6.12.md, -13.md, -7.3.md, ...).
 #
 #   scripts/selftests-table.sh            (or: make selftests-table)
 #   XNC_KLINE=6.12 scripts/selftests-table.sh   (make selftests-table KERNEL=6.12)
 #   scripts/selftests-table.sh render     no VM: the table from the results
 #                                         XNC_TABLE_MERGE names alone
 #
-# The kernel is XNC_KLINE (make's KERNEL: 6.1, the default, 6.12, 6.1-rt or
-# 6.12-rt; another kernel writes docs/selftests-<kernel>.md): Debian's
-# kernel boots, the selftests come from its line's linux-source, and the
-# module is built for it (scripts/build.sh, into XNC_OUT; XNC_KO for
-# another build).
+# The kernel is XNC_KLINE (make's KERNEL: 6.1, the default, 6.12, 6.1-rt,
+# 6.12-rt, or Debian 13's 13, 13-rt, 7.3; scripts/kernel.sh): Debian's
+# kernel boots, the selftests come from its line's linux-source (as
+# scripts/selftests.sh takes it: Debian 13's from trixie or
+# trixie-backports), and the module is built for it (scripts/build.sh,
+# into XNC_OUT; in the trixie root for Debian 13's; XNC_KO for another
+# build).
 # Environment: XNC_SELFTESTS (suites to run, default all those of the
 # line: scripts/selftests.sh list), XNC_TABLE_MERGE (table.results files of
 # earlier runs, space-separated: their suites that this run did not run are
@@ -34,7 +36,7 @@ st=$top/scripts/selftests.sh
 
 guest() {
 	export XNC_TOP=$top
-	# shellcheck source=../tests/guest/lib.sh
+	# shellcheck source-path=SCRIPTDIR source=../tests/guest/lib.sh disable=SC1091
 	. "$top/tests/guest/lib.sh"
 	local res=$XNC_OUT/table.results T=/sys/kernel/tracing probe=xnc_table
 	local suite mode r hits splat mods m
@@ -54,6 +56,8 @@ guest() {
 		nft-flowtable)
 			mods="nf_tables nft_ct nft_nat nft_masq nft_chain_nat nf_flow_table_inet
 			      nft_flow_offload bridge 8021q" ;;
+		# its routers' nft filter, which logs what it passes and drops
+		xfrm-state) mods="nf_tables nft_log nf_log_syslog" ;;
 		*) mods= ;;
 		esac
 		for m in $mods; do
@@ -68,19 +72,20 @@ guest() {
 			dmesg -c >/dev/null
 			hits=-
 			if [ $mode = module ]; then
+				# shellcheck disable=SC2119 # no extra insmod parameters
 				xnc_load || { echo "# $suite $mode: insmod failed" >>"$res"; continue; }
 				echo "p:$probe xnc_xfrm_lookup_with_ifid" >>$T/kprobe_events &&
 					echo 1 >$T/events/kprobes/$probe/enable
 			else
 				mod_loaded && xnc_unload
-				[ ! -e $LP ] || { echo "# $suite $mode: livepatch still present" >>"$res"; continue; }
+				[ ! -e "$LP" ] || { echo "# $suite $mode: livepatch still present" >>"$res"; continue; }
 			fi
 			echo "== $suite $mode" >&2
 			r=$("$st" run "$suite" "$XNC_OUT/$suite.$mode.log")
 			echo "$r" >&2
 			if [ $mode = module ]; then
 				hits=$(awk -v p="$probe" '$1 == p { print $2 }' $T/kprobe_profile)
-				[ "$(cat $LP/enabled 2>/dev/null)" = 1 ] ||
+				[ "$(cat "$LP/enabled" 2>/dev/null)" = 1 ] ||
 					r="$r"$'\n'"# FAIL livepatch no longer enabled after the suite"
 				echo 0 >$T/events/kprobes/$probe/enable
 				echo "-:$probe" >>$T/kprobe_events
@@ -111,6 +116,7 @@ verdict() {
 	pmtu-vti) echo "test pmtu.sh" ;;
 	l2tp) echo "test l2tp.sh" ;;
 	xfrm-policy-add-speed) echo "batch xfrm_policy_add_speed.sh" ;;
+	xfrm-state) echo "testp xfrm_state.sh" ;;
 	*) echo "other $1" ;;
 	esac
 }
@@ -118,7 +124,7 @@ verdict() {
 # verdicts SUITE...: the sentence naming the formats of their checks
 verdicts() {
 	local f v k w progs out=
-	for f in pf tap test batch other; do
+	for f in pf tap test testp batch other; do
 		progs=
 		for v in "$@"; do
 			read -r k w <<<"$(verdict "$v")"
@@ -129,6 +135,7 @@ verdicts() {
 		pf) w="\`PASS:\`/\`FAIL:\` lines" ;;
 		tap) w="TAP \`ok\`/\`not ok\`" ;;
 		test) w="\`TEST: ... [ OK ]\`" ;;
+		testp) w="\`TEST: ... [ PASS ]\`" ;;
 		batch) w="a batch of policies inserted (\`Inserted N policies in T ms\`) and no \`WARNING:\` about it" ;;
 		other) w="their own" ;;
 		esac
@@ -149,19 +156,38 @@ merge() {
 		"$@" >"$o"
 }
 
+# build_mod: the module, built for this line's kernel (not the tree's .ko,
+# which may be another line's) into $out/mod, where the guest sees it.
+# Debian 13's: in the trixie root (scripts/kernel.sh build), which sees
+# this repository but not $out: into its /var/tmp, then copied.
+build_mod() {
+	local kdir groot b rc=0
+	groot=$("$top/scripts/kernel.sh" root) || return 1
+	if [ "$groot" = / ]; then
+		kdir=$("$top/scripts/kernel.sh" kdir) || return 1
+		nice -n 19 "$top/scripts/build.sh" "$kdir" "$out/mod" >"$out/mod.build" 2>&1 || rc=1
+	else
+		kdir=$("$top/scripts/kernel.sh" bkdir) || return 1
+		b=$(mktemp -d "$groot/var/tmp/xnc-table.XXXXXX") || return 1
+		nice -n 19 "$top/scripts/kernel.sh" build "$top/scripts/build.sh" "$kdir" \
+			"${b#"${groot%/}"}/mod" >"$out/mod.build" 2>&1 &&
+			rm -rf "$out/mod" && cp -a "$b/mod" "$out/mod" || rc=1
+		rm -rf "$b"
+	fi
+	[ -f "$out/mod/xfrm_nocache.ko" ] || rc=1
+	if [ $rc != 0 ]; then
+		cat "$out/mod.build" >&2
+		echo "selftests-table: building the module against $kdir failed" >&2
+		return 1
+	fi
+}
+
 # run_suites SUITES: each in a VM boot of its own, stock then module,
 # results into $out/table.results
 run_suites() {
-	local suite vrc kdir
-	# the module, built for this line's kernel (not the tree's .ko, which
-	# may be another line's), where the guest sees it
+	local suite vrc
 	if [ -z "${XNC_KO:-}" ]; then
-		kdir=$("$top/scripts/kernel.sh" kdir) || return 1
-		nice -n 19 "$top/scripts/build.sh" "$kdir" "$out/mod" >"$out/mod.build" 2>&1 || {
-			cat "$out/mod.build" >&2
-			echo "selftests-table: building the module against $kdir failed" >&2
-			return 1
-		}
+		build_mod || return 1
 		export XNC_KO=$out/mod/xfrm_nocache.ko
 	fi
 	# netdevsim for rtnetlink.sh's kci_test_ipsec_offload (both columns)
@@ -207,11 +233,13 @@ same_kernel() {
 # from this run's results and those of XNC_TABLE_MERGE
 host() {
 	local dir out doc kver suites rel srcver suite s m bad=0 when
-	local kline srcpkg name rtnl regen mins all core f res files=() shown= runs ms
+	local kline srcpkg name rtnl regen mins all core f res files=() shown='' runs ms
+	local groot from guest
 	local render=${1:-}
 	kline=$("$top/scripts/kernel.sh" name) || exit 1
 	export XNC_KLINE=$kline
 	srcpkg=$("$top/scripts/kernel.sh" srcpkg)
+	groot=$("$top/scripts/kernel.sh" root) || exit 1
 	dir=$("$st") || exit 1
 	all=" $("$st" list | paste -sd' ') "
 	core=$("$st" list core | paste -sd' ' | sed 's/ /, /g')
@@ -256,7 +284,17 @@ host() {
 	[ ${#files[@]} -le 1 ] ||
 		runs=" (results of ${#files[@]} runs, \`XNC_TABLE_MERGE\`)"
 	rel=$(cat "$dir/RELEASE")
-	srcver=$(dpkg-query -W -f='${Version}' "$srcpkg")
+	# the source version the selftests were taken from (selftests.sh's)
+	read -r _ srcver <<<"$("$st" source)"
+	[ -n "$srcver" ] || exit 1
+	from="Debian's" guest="Debian's own image"
+	if [ "$groot" != / ]; then
+		guest="Debian 13's own image and userland"
+		case $srcpkg in
+		linux-source-6.12) from="Debian 13's" ;;
+		*) from="Debian 13 backports'" ;;
+		esac
+	fi
 	when=$(date -u '+%Y-%m-%d %H:%M UTC')
 	# the suites' own time, both columns (builds and boots not counted)
 	mins=$(awk '/^RESULT / { for (i = 2; i <= NF; i++) if ($i ~ /^secs=/) t += substr($i, 6) }
@@ -278,9 +316,9 @@ host() {
 # The kernel's xfrm selftests: stock vs. xfrm_nocache
 
 Generated by \`make selftests-table\` (scripts/selftests-table.sh) on $when.
-Guest kernel $kver (Debian's own image) under qemu TCG, 2 vCPUs, one boot
+Guest kernel $kver ($guest) under qemu TCG, 2 vCPUs, one boot
 per suite$runs;
-selftests from Debian's $srcpkg $srcver (Linux $rel),
+selftests from $from $srcpkg $srcver (Linux $rel),
 tools/testing/selftests/, extracted and built at test time by
 scripts/selftests.sh and not kept in this repository.
 
@@ -327,6 +365,10 @@ EOF
 				echo "to 10,000 policies, not 100,000): policy insertion only, no packet is"
 				echo "looked up." ;;
 			esac
+			case "$shown " in *" xfrm-state "*)
+				echo "xfrm-state is xfrm_state.sh whole (new in 7.x): ICMP errors and"
+				echo "PMTU messages sent back through an ESP tunnel between two gateways." ;;
+			esac
 		} | fmt -w 76
 		cat <<EOF
 
@@ -368,6 +410,10 @@ EOF
 		if [ "$kline" = 6.1 ]; then
 			echo "\`make check\` runs the module column of $core only"
 			echo "(tests/guest/t-60-selftest-*.sh)."
+		elif [ "$groot" != / ]; then
+			echo "\`make check KERNEL=$kline\` runs the module column of $core only"
+			echo "(tests/guest/t-60-selftest-*.sh); neither \`make check\` nor"
+			echo "\`make check-all\` runs $kline."
 		else
 			echo "\`make check KERNEL=$kline\` and \`make check-all\` run the module column"
 			echo "of $core only (tests/guest/t-60-selftest-*.sh); \`make check\`"

@@ -3,12 +3,19 @@
 #
 # The kernel's own xfrm selftests, taken at test time from Debian's
 # linux-source-<line> tarball of the kernel line under test (XNC_KLINE: 6.1,
-# the default, or 6.12; scripts/kernel.sh); nothing of them is kept in this
-# repository.
+# the default, 6.12, their -rt flavors, or Debian 13's 13, 13-rt, 7.3;
+# scripts/kernel.sh); nothing of them is kept in this repository.  The
+# tarball: the host's installed package for Debian 12's kernels; for
+# Debian 13's, trixie's linux-source-6.12 (scripts/trixie-source.sh) or
+# trixie-backports' linux-source-7.3 (scripts/bpo-source.sh), fetched
+# into the cache once; XNC_KSRC_TARBALL: another one.
 #
 #   scripts/selftests.sh [prepare]   host: extract + build into the cache
 #                                    (idempotent), print the cache dir
 #   scripts/selftests.sh dir         print the cache dir if it is ready
+#   scripts/selftests.sh source      print "TARBALL VERSION": the tarball
+#                                    and its Debian version, as prepare
+#                                    takes them (no network: the cached one)
 #   scripts/selftests.sh list [core] the suites of this kernel line, one per
 #                                    line (core: make check's only)
 #   scripts/selftests.sh run SUITE LOG
@@ -39,18 +46,22 @@
 #                    ones)                     TEST: ... [ OK ]/[FAIL]/[SKIP]
 #   l2tp             l2tp.sh: L2TPv3 over IP, then with ESP transport mode
 #                    under it                  TEST: ... [ OK ]/[FAIL]
-#   nft-flowtable    netfilter's nft_flowtable.sh (6.12 only, in
+#   nft-flowtable    netfilter's nft_flowtable.sh (not 6.1's, in
 #                    net/netfilter/ from 6.8 on), whole: flowtable offload,
 #                    its last check TCP through an ESP tunnel
 #                                              PASS:/FAIL:/SKIP: lines
 #   xfrm-policy-add-speed
-#                    xfrm_policy_add_speed.sh (6.12 only): policy
+#                    xfrm_policy_add_speed.sh (not 6.1's): policy
 #                    insertion, timed; a check per batch, "Inserted N
 #                    policies in T ms", failed by a WARNING: line
+#   xfrm-state       xfrm_state.sh (7.x only), whole: ICMP errors and
+#                    PMTU through an ESP tunnel between two gateways
+#                                              TEST: ... [ PASS ]/[ FAIL ]/[SKIP]
 # A suite that reports no check, or fails without a failed check, counts
 # as one failed check.
 # 6.12's scripts source the lib.sh next to them (extracted too) from the
-# current directory: they run in their own.
+# current directory: they run in their own.  A kernel has its upstream
+# line's suites (scripts/kernel.sh line): 13's and 13-rt's are 6.12's.
 #
 # Cache: $XNC_CACHE/selftests-<linux-source-<line> version>-<manifest sum>
 # (default /var/cache/xfrm_nocache), outside the repo: the files taken and
@@ -78,10 +89,11 @@ IPSEC_PING_MS=1
 
 die() { echo "selftests.sh: $*" >&2; exit 1; }
 
-# the kernel line's source package and tarball
-kline=$("$(dirname "$0")/kernel.sh" line) || exit 1
+# the kernel line's source package, and the root its guest runs on
+here=$(dirname "$0")
+kline=$("$here/kernel.sh" line) || exit 1
+groot=$("$here/kernel.sh" root) || exit 1
 srcpkg=linux-source-$kline
-TARBALL=${XNC_KSRC_TARBALL:-/usr/src/$srcpkg.tar.xz}
 
 # The suites: make check's (CORE) and the table's others, with the files
 # they take from the tarball, the helpers their scripts source included.
@@ -101,9 +113,22 @@ if [ "$kline" != 6.1 ]; then
 	# insertion benchmark
 	NFT=$SEL/net/netfilter
 	SUITES="$SUITES nft-flowtable xfrm-policy-add-speed"
-	FILES+=("$SEL/net/lib.sh" "$SEL/net/net_helper.sh" "$NFT/nft_flowtable.sh"
-		"$NFT/lib.sh" "$SEL/net/xfrm_policy_add_speed.sh")
+	FILES+=("$SEL/net/lib.sh")
+	# (7.x: gone into lib.sh)
+	[ "$kline" != 6.12 ] || FILES+=("$SEL/net/net_helper.sh")
+	FILES+=("$NFT/nft_flowtable.sh" "$NFT/lib.sh" "$SEL/net/xfrm_policy_add_speed.sh")
 fi
+# 7.x: lib.sh sources lib/sh/defer.sh; ipsec.c includes "kselftest.h",
+# found by its Makefile's -I../ (6.12's has it too, unneeded there: left
+# out, so that the caches made without it stay valid); xfrm_state.sh, new
+case $kline in
+6.1 | 6.12) ;;
+*)
+	SUITES="$SUITES xfrm-state"
+	FILES+=("$SEL/net/lib/sh/defer.sh" "$SEL/net/xfrm_state.sh")
+	CFLAGS+=(-I../)
+	;;
+esac
 
 # what the cache holds: the files taken and the programs built (how)
 manifest() {
@@ -112,17 +137,54 @@ manifest() {
 	echo "ipsec.c: ping_delay_nsec = $IPSEC_PING_MS ms"
 }
 
+# srcinfo [fetch]: print "TARBALL VERSION" of the line's source.  Debian
+# 13's from its fetcher: the cached one, or with "fetch" (prepare, on the
+# host) fetched when there is none; the guest never fetches.
+srcinfo() {
+	local tb=${XNC_KSRC_TARBALL:-} v='' f
+	if [ -n "$tb" ]; then
+		# the version its name gives, as the fetchers name theirs;
+		# else the installed package's (Debian 12), else its own
+		case ${tb##*/} in "${srcpkg}_"?*.tar.xz)
+			v=${tb##*/"${srcpkg}_"}
+			v=${v%.tar.xz} ;;
+		esac
+		[ -n "$v" ] || [ "$groot" != / ] ||
+			v=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null)
+		[ -n "$v" ] || [ ! -r "$tb" ] ||
+			v=local-$(stat -Lc '%s %Y' "$tb" | md5sum | cut -c1-8)
+		[ -n "$v" ] || die "$tb missing"
+		echo "$tb $v"
+		return
+	fi
+	if [ "$groot" = / ]; then
+		v=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null)
+		[ -n "$v" ] || die "$srcpkg is not installed (run scripts/deps.sh)"
+		echo "/usr/src/$srcpkg.tar.xz $v"
+		return
+	fi
+	case $kline in
+	6.12) f=("$here/trixie-source.sh") ;;
+	*) f=("$here/bpo-source.sh" "$kline") ;;
+	esac
+	"${f[0]}" --cached "${f[@]:1}" && return
+	[ "${1:-}" = fetch ] ||
+		die "no $srcpkg in the cache (${f[*]} fetches it; scripts/selftests.sh prepare does, on the host)"
+	"${f[@]}" || die "could not fetch $srcpkg (${f[*]})"
+}
+
+# cachedir VERSION
 cachedir() {
-	local v m
-	v=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null)
-	[ -n "$v" ] || die "$srcpkg is not installed (run scripts/deps.sh)"
+	local m
 	m=$(manifest | md5sum | cut -c1-8)
-	echo "$XNC_CACHE/selftests-$v-$m"
+	echo "$XNC_CACHE/selftests-$1-$m"
 }
 
 prepare() {
-	local dir tmp top p
-	dir=$(cachedir) || exit 1
+	local dir tmp top p TARBALL v
+	read -r TARBALL v <<<"$(srcinfo fetch)"
+	[ -n "$v" ] || exit 1
+	dir=$(cachedir "$v")
 	if [ -f "$dir/.ready" ]; then
 		echo "$dir"
 		return 0
@@ -142,11 +204,13 @@ prepare() {
 	grep '^const unsigned int ping_delay_nsec' "$tmp/$SEL/net/ipsec.c" |
 		grep -qF "= $IPSEC_PING_MS * 1000 * 1000;" ||
 		die "ipsec.c: no 'ping_delay_nsec = 50 * 1000 * 1000;' to change"
-	# the flags of the selftest's own Makefile; uapi headers from the
-	# installed linux-libc-dev (bookworm's, 6.1: 6.12's ipsec.c is the
-	# same file and needs nothing newer; its nettest.c builds too)
+	# the flags of the selftest's own Makefile, in its directory; uapi
+	# headers from the installed linux-libc-dev (bookworm's, 6.1: 6.12's
+	# and 7.3's ipsec.c and nettest.c need nothing newer).  Built here
+	# for Debian 13's guests too: a bookworm binary runs on trixie's
+	# newer glibc.
 	for p in ipsec nettest; do
-		gcc "${CFLAGS[@]}" -o "$tmp/$SEL/net/$p" "$tmp/$SEL/net/$p.c" ||
+		(cd "$tmp/$SEL/net" && gcc "${CFLAGS[@]}" -o "$p" "$p.c") ||
 			die "building $p.c failed"
 	done
 	manifest >"$tmp/MANIFEST"
@@ -162,8 +226,10 @@ prepare() {
 }
 
 readydir() {
-	local dir
-	dir=$(cachedir) || exit 1
+	local dir tb v
+	read -r tb v <<<"$(srcinfo)"
+	[ -n "$v" ] || exit 1
+	dir=$(cachedir "$v")
 	[ -f "$dir/.ready" ] ||
 		die "$dir not prepared: run scripts/selftests.sh on the host first"
 	echo "$dir"
@@ -245,6 +311,18 @@ nft_flowtable() {
 	(cd "$d" && timeout $((1800 * slow)) bash ./nft_flowtable.sh "${m[@]}")
 }
 
+# xfrm_state.sh, whole, in its own directory (". lib.sh"), with the -e
+# of its #! line; the plan line first (its "tests" list), as pmtu_vti's
+xfrm_state() {
+	local d=$1 t
+	read -ra t <<<"$(awk '/^tests="/ { on = 1; next }
+			     on && NF { printf "%s ", $1 }
+			     on && /"$/ { exit }' "$d/xfrm_state.sh")"
+	[ ${#t[@]} -gt 0 ] || { echo "selftests.sh: xfrm_state.sh lists no test"; return 1; }
+	echo "selftests.sh: plan ${#t[@]}: ${t[*]}"
+	(cd "$d" && timeout $((900 * slow)) bash -e ./xfrm_state.sh)
+}
+
 run() {
 	local suite=$1 log=$2 dir d start rc secs slow ms
 	case " $SUITES " in
@@ -280,6 +358,7 @@ run() {
 	xfrm-policy-add-speed)
 		(cd "$d" && KSFT_MACHINE_SLOW=yes timeout $((1800 * slow)) \
 			bash ./xfrm_policy_add_speed.sh) ;;
+	xfrm-state) xfrm_state "$d" ;;
 	esac >"$log" 2>&1 </dev/null
 	rc=$?
 	secs=$(($(date +%s) - start))
@@ -320,6 +399,13 @@ parse() {
 		s=$(grep -cE '^TEST: .*\[SKIP\]$' "$log")
 		grep -E '^TEST: .*\[(FAIL|SKIP)\]$' "$log" | sed 's/^/# /'
 		;;
+	xfrm-state)
+		# "[ FAIL ]" followed by the test's name
+		p=$(grep -cE '^TEST: .*\[ PASS \]$' "$log")
+		f=$(grep -cE '^TEST: .*\[ FAIL \]' "$log")
+		s=$(grep -cE '^TEST: .*\[SKIP\]$' "$log")
+		grep -E '^TEST: .*(\[ FAIL \]|\[SKIP\]$)' "$log" | sed 's/^/# /'
+		;;
 	xfrm-policy-add-speed)
 		# a check per batch, "Inserted N policies in T ms"; a WARNING:
 		# fails the batch it names: the one after it (insertion
@@ -339,7 +425,7 @@ parse() {
 	*) die "no parse rule for suite $suite" ;;
 	esac
 	# the number of checks selftests.sh asked for, in the log's first
-	# lines (pmtu-vti): one that never reported is a failure
+	# lines (pmtu-vti, xfrm-state): one that never reported is a failure
 	asked=$(sed -n 's/^selftests\.sh: plan \([0-9]*\):.*/\1/p' "$log" | head -n1)
 	if [ -n "$asked" ] && [ $((p + f + s)) -lt "$asked" ]; then
 		echo "# FAIL only $((p + f + s)) of the $asked planned checks reported"
@@ -373,6 +459,7 @@ parse() {
 case "${1:-prepare}" in
 prepare) prepare ;;
 dir) readydir ;;
+source) srcinfo ;;
 list)
 	case ${2:-} in
 	"") echo "$SUITES" ;;
@@ -388,5 +475,5 @@ parse)
 	[ $# -eq 5 ] || die "usage: $0 parse SUITE LOG RC SECS"
 	parse "$2" "$3" "$4" "$5"
 	;;
-*) die "usage: $0 [prepare|dir|list [core]|run SUITE LOG|parse SUITE LOG RC SECS]" ;;
+*) die "usage: $0 [prepare|dir|source|list [core]|run SUITE LOG|parse SUITE LOG RC SECS]" ;;
 esac
