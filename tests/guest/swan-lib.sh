@@ -34,10 +34,18 @@ swan_have() {
 	[ -x "$SWAN_CHARON" ] || { echo "no $SWAN_CHARON (apt-get install strongswan-charon)"; return 1; }
 	command -v swanctl >/dev/null || { echo "no swanctl (apt-get install strongswan-swanctl)"; return 1; }
 	local p
-	for p in random nonce openssl kdf kernel-netlink socket-default vici; do
+	for p in random nonce openssl kernel-netlink socket-default vici; do
 		[ -e /usr/lib/ipsec/plugins/libstrongswan-$p.so ] ||
 			{ echo "strongSwan plugin $p missing"; return 1; }
 	done
+}
+
+# the plugins charon loads: 5.9's KDFs are the kdf plugin's; 6.0 as Debian
+# 13 builds it has none, its openssl plugin derives the keys
+swan_plugins() {
+	local p=(random nonce openssl kernel-netlink socket-default vici)
+	[ ! -e /usr/lib/ipsec/plugins/libstrongswan-kdf.so ] || p+=(kdf)
+	echo "${p[*]}"
 }
 
 # swan_net: namespaces, links, addresses, routes, forwarding
@@ -88,7 +96,7 @@ swan_conf() {
 # charon of gateway $gw; swanctl reads this too (STRONGSWAN_CONF)
 charon {
 	load_modular = no
-	load = random nonce openssl kdf kernel-netlink socket-default vici
+	load = $(swan_plugins)
 	install_routes = no
 	filelog {
 		log {
