@@ -40,6 +40,12 @@ if ! awk -v r="$rel" '$1 == "release" && $2 == r { f = 1 } END { exit !f }' \
 	echo "# release '${rel:-none}' ($(uname -v)) is not in scripts/kernel.record: loading with unchecked=1"
 fi
 
+# the userland the tests ran on, for the record (docs/kernels.md)
+# shellcheck disable=SC2016 # dpkg-query's format
+echo "# userland: $(. /etc/os-release && echo "$PRETTY_NAME");" \
+	"$(dpkg-query -W -f='${Package} ${Version}; ' iproute2 strongswan-charon 2>/dev/null)" \
+	"$(uname -r)" | tee "$XNC_OUT/userland"
+
 kmemleak=/sys/kernel/debug/kmemleak
 if [ "${XNC_KMEMLEAK:-0}" = 1 ] && [ -e $kmemleak ]; then
 	# forget what boot left behind: only what the tests leak counts
