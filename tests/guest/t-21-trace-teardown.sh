@@ -21,6 +21,10 @@ T=/sys/kernel/tracing
 E=$T/events/xfrm_nocache
 I=$T/instances/xnc-t21
 tmp=$XNC_OUT/t21
+# perf.data in the guest's own file system: from 7.x on, perf's ring
+# buffer pages cannot back a zero-copy 9p write (EFAULT, "Bad address")
+ptmp=$(mktemp -d)
+trap 'rm -rf "$ptmp"' EXIT
 mkdir -p "$tmp"
 
 pair
@@ -102,7 +106,7 @@ echo "trace-cmd: rmmod ok, stopped cleanly, $n of 400 records saved before the u
 xnc_load || fail "load failed"
 r0=$(refcnt)
 rm -f "$tmp/sent"
-perf record -e xfrm_nocache:xnc_lookup -a -o "$tmp/perf.data" -- sh -c \
+perf record -e xfrm_nocache:xnc_lookup -a -o "$ptmp/perf.data" -- sh -c \
 	"ip netns exec a '$XSEND' -n 5 10.0.0.2 5000 >/dev/null; touch '$tmp/sent'; exec sleep 600" \
 	>"$tmp/perf.out" 2>&1 &
 pf=$!
@@ -114,7 +118,7 @@ rmmod_busy "perf record is attached"
 pkill -INT -P $pf sleep
 wait $pf || true
 grep -q 'Captured and wrote' "$tmp/perf.out" || fail "perf record: $(tail -n 3 "$tmp/perf.out")"
-perf script -i "$tmp/perf.data" >"$tmp/perf.script" 2>/dev/null
+perf script -i "$ptmp/perf.data" >"$tmp/perf.script" 2>/dev/null
 n=$(grep -c 'xnc_lookup:' "$tmp/perf.script" || true)
 expect_ge "perf samples of xnc_lookup" "$n" 5
 expect_eq "perf samples with their outcome named (result=Name)" \
@@ -134,6 +138,8 @@ expect_eq "module references with a trigger" "$(refcnt)" $((r0 + 1))
 xnc_disable || fail "disable failed"
 rmmod_busy "an event trigger refers to the event"
 echo '!enable_event:xfrm_nocache:xnc_lookup' >$T/events/sched/sched_switch/trigger
-expect_eq "module references after the trigger" "$(refcnt)" 0
+# 7.x frees a removed trigger's data, and puts the module, from a worker
+no_refs() { [ "$(refcnt)" = 0 ]; }
+wait_for 10 no_refs || fail "module references after the trigger: $(refcnt), want 0"
 rmmod_ok "the trigger gone"
 echo "trigger: rmmod refused (in use) while set, ok after"
