@@ -37,7 +37,7 @@
 
 #include "xfrm_nocache.h"
 
-/* refuses to build for kernel lines other than 6.1 and 6.12 */
+/* refuses to build for kernel lines other than 6.1, 6.12 and 7.3 */
 #include "xnc_compat.h"
 
 static struct klp_func xnc_funcs[] = {

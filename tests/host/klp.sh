@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # The module as built for each kernel of the run (XNC_HOST_KLINES; alone:
-# 6.1 and 6.12) carries its binding to the kernel as livepatch
+# bookworm's 6.1 and 6.12) carries its binding to the kernel as livepatch
 # relocations (scripts/klp-relocs.py): every
 # "xnc_klp." target became a .klp.sym.vmlinux.NAME,0 symbol in
 # SHN_LIVEPATCH, referenced only from .klp.rela.vmlinux.* sections flagged

@@ -1,9 +1,9 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# Building against a kernel outside 6.1.x and 6.12.x stops at once with a
+# Building against a kernel outside 6.1.x, 6.12.x and 7.3.x stops at once with a
 # message saying so: src/main.o is compiled against copies of Debian's 6.1
 # headers whose generated linux/version.h says 5.10.0 (the file as 5.10
-# writes it), 6.2.0 and 6.13.0; the same copy with the real header
+# writes it), 6.2.0, 6.13.0, 7.2.0, 7.4.0 and 8.3.0; the same copy with the real header
 # compiles, so the refusal is the version and nothing else.  Only the one
 # object is built: a few seconds.
 set -euo pipefail
