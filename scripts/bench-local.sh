@@ -15,6 +15,10 @@
 # XNC_LOCAL_UDP, XNC_LOCAL_TCP pass through; --report DIR writes the
 # report again from an earlier run's DIR; --section prints the benchmark
 # page's section from docs/local*.raw (scripts/bench-report.sh).
+# Debian 13's kernels (13, 13-rt, 7.3): the variants build in the trixie
+# root (scripts/kernel.sh build), which sees only this repository, so the
+# run's directory must be inside it (the default, tests/out/), and KDIR,
+# if set, is the headers as seen there (scripts/kernel.sh bkdir).
 
 set -euo pipefail
 
@@ -38,7 +42,7 @@ page=$docs/bench$sfx.md
 # variant NAME: build the module from the tree in $out/tree-NAME
 variant() {
 	local t=$out/tree-$1
-	{ make -s -C "$kdir" M="$t" modules &&
+	{ "${kb[@]}" make -s -C "$kdir" M="$t" modules &&
 	  python3 scripts/klp-relocs.py "$t/xfrm_nocache.ko"; } \
 		>"$out/$1.build" 2>&1 || die "building $1 failed: see $out/$1.build"
 	mkdir -p "$out/ko/$1"
@@ -53,9 +57,20 @@ tree() {
 }
 
 if [ -z "${1:-}" ]; then
-	kdir=${KDIR:-$(scripts/kernel.sh kdir)}
+	# every module build runs in the kernel's root (/ on bookworm's
+	# lines, the trixie root on Debian 13's), against its headers there
+	kdir=${KDIR:-$(scripts/kernel.sh bkdir)}
+	kb=(scripts/kernel.sh build)
+	# absolute: the builds' M= is read in the root, from its /
+	out=$(cd "$out" && pwd)
+	if [ "$(scripts/kernel.sh root)" != / ] && [[ $out != "$top"/* ]]; then
+		die "$out is outside $top, which the trixie root that builds $kline's modules does not see (XNC_OUT)"
+	fi
 	variants="stock idle redirect module"
-	make -s tools
+	# the one tool the guest runs: a host build, which runs on trixie's
+	# newer glibc too; make tools would also build klp-other, on the host
+	# for a Debian 13 XNC_KLINE without make's KERNEL
+	make -s tests/tools/xcost
 	tree module
 	variant module
 	# redirect: every lookup through xnc_lookup(), a function of stock's

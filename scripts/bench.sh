@@ -10,8 +10,12 @@
 # (perf in the guest; scripts/bench-profile.py): a section of bench.md,
 # docs/bench-profile.tsv and docs/bench-profile.png (e.g. bench-6.12-profile.*).
 #
-# The kernel is XNC_KLINE (make's KERNEL: 6.1, the default, 6.12, 6.1-rt or
-# 6.12-rt): its Debian kernel boots, and both modules are built against its headers.
+# The kernel is XNC_KLINE (make's KERNEL: 6.1, the default, 6.12, 6.1-rt,
+# 6.12-rt, or Debian 13's 13, 13-rt, 7.3): its Debian kernel boots, and the
+# modules are built against its headers; Debian 13's in the trixie root
+# (scripts/kernel.sh build), which sees only this repository, so the run's
+# directory must be inside it (the default, tests/out/), and KDIR, if
+# set, is the headers as seen there (scripts/kernel.sh bkdir).
 #
 # Settings (environment, all optional):
 #   XNC_BENCH_N="1 8 32 256 1024 10000"  tunnel counts
@@ -64,29 +68,39 @@ for k in ${XNC_BENCH_PIN:-}; do
 done
 kline=$(scripts/kernel.sh name)
 export XNC_KLINE=$kline
-kdir=${KDIR:-$(scripts/kernel.sh kdir)}
+# every module build runs in the kernel's root (/ on bookworm's lines,
+# the trixie root on Debian 13's), against its headers as seen there
+kdir=${KDIR:-$(scripts/kernel.sh bkdir)}
+kb=(scripts/kernel.sh build)
 out=${XNC_OUT:-$top/tests/out/bench-$(date +%Y%m%d-%H%M%S)}
 docs=${XNC_BENCH_DOCS:-$top/docs}
 profile=${XNC_BENCH_PROFILE:-1}
 [ "$profile" != only ] || docs=${XNC_BENCH_DOCS:-$out}
 mkdir -p "$out" "$docs"
+# absolute: the builds' M= is read in the root, from its /
+out=$(cd "$out" && pwd)
+if [ "$(scripts/kernel.sh root)" != / ] && [[ $out != "$top"/* ]]; then
+	echo "bench.sh: $out is outside $top, which the trixie root that builds $kline's modules does not see (XNC_OUT)" >&2
+	exit 1
+fi
 start=$(date +%s)
 
 # The reference module (tests/bench/pcpu_ref.c), built in a scratch tree
 # inside $out, where the guest sees it.
 ref=$out/pcpu-ref
 scripts/pcpu-ref-tree.sh "$ref"
-{ make -s -C "$kdir" M="$ref" modules &&
+{ "${kb[@]}" make -s -C "$kdir" M="$ref" modules &&
   python3 scripts/klp-relocs.py "$ref/xnc_pcpu_ref.ko"; } >"$out/pcpu-ref.build" 2>&1 ||
 	{ cat "$out/pcpu-ref.build" >&2; exit 1; }
 # the slab control (XNC_BENCH_PIN), likewise
 pin=$out/slab-pin
 scripts/slab-pin-tree.sh "$pin"
-make -s -C "$kdir" M="$pin" modules >"$out/slab-pin.build" 2>&1 ||
+"${kb[@]}" make -s -C "$kdir" M="$pin" modules >"$out/slab-pin.build" 2>&1 ||
 	{ cat "$out/slab-pin.build" >&2; exit 1; }
-make -s module KDIR="$kdir"
-# a copy: the tree's .ko may be rebuilt while the benchmark runs
-cp xfrm_nocache.ko "$out/"
+# the module as every build of it is made (scripts/build.sh), in $out: the
+# tree's .ko may be another kernel's, or rebuilt while the benchmark runs
+"${kb[@]}" "$top/scripts/build.sh" "$kdir" "$out/mod" >"$out/mod.build" 2>&1 ||
+	{ cat "$out/mod.build" >&2; exit 1; }
 
 # the settings this run had, for the report's "Regenerate" line
 XNC_BENCH_SETTINGS=$(for v in XNC_BENCH_N XNC_BENCH_CIPHERS XNC_BENCH_PLANS XNC_BENCH_ROUNDS \
@@ -97,7 +111,7 @@ done)
 export XNC_BENCH_SETTINGS
 echo "bench: running in the VM (one vCPU, -icount shift=1); progress in $out/bench.log"
 rc=0
-XNC_KO=$out/xfrm_nocache.ko XNC_REF_KO=$ref/xnc_pcpu_ref.ko XNC_PIN_KO=$pin/xnc_slab_pin.ko XNC_QUIET=${XNC_QUIET-1} \
+XNC_KO=$out/mod/xfrm_nocache.ko XNC_REF_KO=$ref/xnc_pcpu_ref.ko XNC_PIN_KO=$pin/xnc_slab_pin.ko XNC_QUIET=${XNC_QUIET-1} \
 	scripts/vm.sh --smp 1 --icount --mem 4096 --timeout "${XNC_BENCH_TIMEOUT:-5400}" \
 	--out "$out" --log "$out/console.log" -- \
 	bash -c "'$top/tests/bench/guest.sh' > '$out/bench.log' 2>&1" || rc=$?

@@ -4,8 +4,11 @@
 # Lay out the benchmark's reference module in DIR: the shipped sources,
 # with every bundle creation in src/lookup.c going through xnc_ref_bundle()
 # and src/main.c's init and exit called from tests/bench/pcpu_ref.c's,
-# which hold the per-CPU cache, built as xnc_pcpu_ref.ko.  Then: make -C
-# $KDIR M=DIR modules.  The shipped sources have no hook for it.
+# which hold the per-CPU cache, built as xnc_pcpu_ref.ko.  Then, with DIR
+# absolute (for Debian 13's kernels inside this repository, all the
+# trixie root sees): scripts/kernel.sh build make -C
+# "$(scripts/kernel.sh bkdir)" M=DIR modules.
+# The shipped sources have no hook for it.
 #
 #   scripts/pcpu-ref-tree.sh DIR
 

@@ -2,8 +2,11 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Lay out the benchmark's slab control in DIR: tests/bench/slab_pin.c,
-# built as xnc_slab_pin.ko (make bench's XNC_BENCH_PIN).  Then: make -C
-# $KDIR M=DIR modules.  Never part of the shipped module.
+# built as xnc_slab_pin.ko (make bench's XNC_BENCH_PIN).  Then, with DIR
+# absolute (for Debian 13's kernels inside this repository, all the
+# trixie root sees): scripts/kernel.sh build make -C
+# "$(scripts/kernel.sh bkdir)" M=DIR modules.
+# Never part of the shipped module.
 #
 #   scripts/slab-pin-tree.sh DIR
 

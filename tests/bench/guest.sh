@@ -64,10 +64,13 @@
 #                            which call site searches which policy type
 #   info, status             period, cipher and versions; "ok" or why not
 #                            measured
-# perf is the host's (Debian 12's linux-perf, 6.1), seen over 9p; perf
-# script runs in the guest while the variant is still loaded, so module
-# symbols resolve through /proc/kallsyms.  A profile that cannot be taken
-# (no perf, perf failing) is logged and left out; the throughput stands.
+# perf is the guest userland's: the host's (Debian 12's linux-perf, 6.1)
+# seen over 9p, or on Debian 13's kernels the trixie root's (linux-perf
+# 6.12, on 7.3 too; the options and script fields used here are the
+# same); perf script runs in the guest while the variant is still loaded,
+# so module symbols resolve through /proc/kallsyms.  A profile that cannot
+# be taken (no perf, perf failing) is logged and left out; the throughput
+# stands.
 
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
@@ -102,6 +105,7 @@ log() { echo "# [${SECONDS}s] $*"; }
 pg() { ip netns exec bsrc sh -c "echo '$2' > /proc/net/pktgen/$1" || die "pktgen $1: $2"; }
 rx() { ip netns exec bsink cat /sys/class/net/k1/statistics/rx_packets; }
 # counter NAME: one of the gateway's /proc/net/xfrm_nocache (0 without it)
+# shellcheck disable=SC2016 # awk's own fields
 counter() { ip netns exec bgw awk -v n="$1" '$1 == n { print $2 }' /proc/net/xfrm_nocache 2>/dev/null || echo 0; }
 lookups() { counter Lookups; }
 # packets dropped because a CPU's backlog was full (all CPUs, all netns)
@@ -122,6 +126,7 @@ setup_net() {
 	ip -n bgw addr add 192.168.1.1/24 dev g1
 	ip -n bsink addr add 192.168.1.2/24 dev k1
 	for n in "bsrc s0" "bgw g0" "bgw g1" "bsink k1"; do
+		# shellcheck disable=SC2086 # namespace and device
 		set -- $n
 		ip -n "$1" link set "$2" up
 	done
@@ -184,7 +189,7 @@ dst_range() {
 	pg s0 "dst_max 10.$((128 + last / 256)).$((last % 256)).254"
 }
 
-lp_dir() { echo /sys/kernel/livepatch/$1; }
+lp_dir() { echo "/sys/kernel/livepatch/$1"; }
 
 # lp_off MODULE VARIANT: disable MODULE's livepatch and wait until it is gone
 lp_off() {
@@ -253,7 +258,7 @@ sample() {
 	res=$(ip netns exec bsrc cat /proc/net/pktgen/s0)
 	us=$(echo "$res" | sed -n 's/.*Result: OK: \([0-9]*\)(.*/\1/p')
 	sent=$(echo "$res" | sed -n 's/.*sofar: \([0-9]*\).*/\1/p')
-	[ -n "$us" ] && [ "$us" -gt 0 ] || die "pktgen gave no result: $res"
+	[ "${us:-0}" -gt 0 ] || die "pktgen gave no result: $res"
 	pps=$(((r1 - r0) * 1000000 / us))
 	echo "$1 $2 $3 $4 $pps $sent $((r1 - r0)) $us $((l1 - l0)) $((h1 - h0)) $((m1 - m0)) $((d1 - d0)) $((q1 - q0))" >/tmp/bench.sample
 	# the variant really ran: the module resolved the forwarded packets
@@ -362,6 +367,7 @@ profile_check() {
 	# root sees kernel addresses; never throttle the sampling interrupt
 	sysctl -qw kernel.kptr_restrict=0 kernel.perf_event_paranoid=-1 \
 		kernel.perf_cpu_time_max_percent=0 2>/dev/null
+	# shellcheck disable=SC2015 # any step failing is perf failing
 	prof_start /tmp/prof.data -e cpu-clock -c "$PROFILE_PERIOD" &&
 		prof_ctl enable && sleep 0.2 && prof_ctl disable && prof_stop ||
 		{ prof_status "perf record failed: $(tail -n1 /tmp/prof.rec)"; return 1; }
@@ -480,14 +486,16 @@ if [ "$PROFILE" != only ]; then
 				idle=
 				[ "$IDLE" = 0 ] || idle=idle
 				if [ "$plan" = hub ]; then
+					# shellcheck disable=SC2086 # a list of variants
 					block "$c-hub" "$n" stock module $idle$PINS
 					continue
 				fi
-				vs="stock module pcpu-ref $idle$PINS"
+				vlist="stock module pcpu-ref $idle$PINS"
 				if [ "$c" = null ] && echo " $EXTRA_N " | grep -q " $n "; then
-					vs="$vs module-lat module-trace"
+					vlist="$vlist module-lat module-trace"
 				fi
-				block "$c" "$n" $vs
+				# shellcheck disable=SC2086 # a list of variants
+				block "$c" "$n" $vlist
 			done
 		done
 	done
