@@ -40,12 +40,11 @@ guest() {
 	. "$top/tests/guest/lib.sh"
 	local res=$XNC_OUT/table.results T=/sys/kernel/tracing probe=xnc_table
 	local suite mode r hits splat mods m
-	splat='BUG:|WARNING:|Oops|general protection|refcount_t|unregister_netdevice: waiting|RCU stall|rcu: INFO'
+	splat=$(<"$top/tests/splat.re")
 	uname -r >"$XNC_OUT/guest.kver"
-	for m in xfrm_user xfrm_interface esp4 esp6 ah4 ah6 xfrm_ipcomp ipcomp \
-		 ipcomp6 veth dummy vrf xt_policy; do
+	while read -r m; do
 		modprobe -q "$m" 2>/dev/null
-	done
+	done < <(grep -v '^#' "$top/tests/guest/modules")
 	# and those of the suites beyond make check's, for them only (the
 	# others run as they always did): loaded before the stock run, so
 	# that neither column pays for it

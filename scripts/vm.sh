@@ -51,7 +51,7 @@
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-timeout=900 smp=2 mem=3072 icount= append= log= out= tcg=auto
+timeout=900 smp=2 mem=3072 icount='' append='' log='' out='' tcg=auto
 accel=${XNC_ACCEL:-auto} probe=
 
 while [ $# -gt 0 ]; do
@@ -87,7 +87,10 @@ esac
 # MSRs).  The probe runs the firmware for a second; any error means TCG.
 # Benchmarks (--icount) count instructions, which only TCG can do.
 kvm_works() {
-	[ -r /dev/kvm ] && [ -w /dev/kvm ] || { kvm_why="no usable /dev/kvm"; return 1; }
+	if [ ! -r /dev/kvm ] || [ ! -w /dev/kvm ]; then
+		kvm_why="no usable /dev/kvm"
+		return 1
+	fi
 	local err
 	# a failure, or anything on stderr, means no
 	err=$( (sleep 1; echo quit) | timeout 20 qemu-system-x86_64 \
@@ -302,7 +305,7 @@ timeout --foreground -k 10 "$timeout" \
 	if [ -n "${XNC_QUIET:-}" ]; then cat >/dev/null; else cat; fi || true
 
 grc=$(sed -n 's/.*XNC-GUEST-EXIT \([0-9]*\).*/\1/p' "$log" | tail -n1)
-splat='BUG:|kernel BUG at|WARNING:|Oops|general protection|refcount_t|unregister_netdevice: waiting|rcu_sched self-detected stall|rcu: INFO|RCU stall|Kernel panic|XNC-INIT-FAIL'
+splat="$(<"$here/../tests/splat.re")|XNC-INIT-FAIL"
 if grep -aEn "$splat" "$log" >"$out/splats"; then
 	echo "vm.sh: kernel splat on the console ($log):" >&2
 	head -n 20 "$out/splats" >&2
