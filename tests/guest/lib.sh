@@ -139,6 +139,40 @@ expect_ge() {
 	[ "$2" -ge "$3" ] 2>/dev/null || fail "$1: got '$2', want >= $3"
 }
 
+# xnc_reset: the state every test starts from, whatever it did: no
+# namespace, no xfrm policy or SA, the module unloaded
+xnc_reset() {
+	ip -all netns delete 2>/dev/null
+	ip xfrm policy flush
+	ip xfrm state flush
+	xnc_unload >/dev/null 2>&1
+}
+
+# A test cleans up after itself when it exits (fails, skips, passes, or is
+# killed by the runner's timeout): first what it registered with at_exit
+# (last registered first; $XNC_RC is its exit status), then its background
+# jobs are killed and xnc_reset runs.  So each t-*.sh runs alone.
+XNC_AT_EXIT=()
+at_exit() { XNC_AT_EXIT=("$*" "${XNC_AT_EXIT[@]}"); }
+xnc_exit() {
+	XNC_RC=$?
+	local c
+	trap - EXIT TERM INT
+	for c in "${XNC_AT_EXIT[@]}"; do
+		eval "$c"
+	done
+	# shellcheck disable=SC2046 # job pids: words
+	kill $(jobs -p) 2>/dev/null
+	xnc_reset
+	exit $XNC_RC
+}
+case ${0##*/} in
+t-*.sh)
+	trap xnc_exit EXIT
+	trap 'exit 143' TERM INT
+	;;
+esac
+
 if [ "${BASH_SOURCE[0]}" = "$0" ] && [ "${1:-}" = unload ]; then
 	xnc_unload
 fi

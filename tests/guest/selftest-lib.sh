@@ -23,7 +23,7 @@ cleanup() {
 	echo "-:$probe" >>$T/kprobe_events 2>/dev/null
 	echo "$tron" >$T/tracing_on
 }
-trap cleanup EXIT
+at_exit cleanup
 
 xnc_load || fail "insmod failed"
 echo 0 >$T/tracing_on

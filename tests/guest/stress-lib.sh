@@ -459,7 +459,7 @@ st_cleanup() {
 }
 
 st_setup() {
-	trap st_cleanup EXIT
+	at_exit st_cleanup
 	log "scenario bound: ${ST_SECS} s (XNC_STRESS_SECS); counted churns: at least $ST_ROUNDS rounds (XNC_STRESS_ROUNDS), at most 50"
 	ST_DST0=$(st_slab $ST_DST_SLAB)
 	ST_STATE0=$(st_slab xfrm_state)

@@ -39,8 +39,8 @@ other_unload() {
 	wait_for 30 other_gone || return 1
 	! other_loaded || wait_for 10 rmmod xnc_klp_other 2>/dev/null
 }
-# the runner only removes xfrm_nocache: never leave the other one behind
-trap 'other_unload' EXIT
+# lib.sh only removes xfrm_nocache: never leave the other one behind
+at_exit other_unload
 
 VARIANTS=${XNC_VARIANTS:-$(dirname "$XNC_KO")/variants}
 # refused VARIANT ERRNO MESSAGE: loading it fails with ERRNO, leaves

@@ -76,7 +76,7 @@ cleanup() {
 	ip netns del b 2>/dev/null
 	grep -q '^xnc_qchild ' /proc/modules && rmmod xnc_qchild
 }
-trap cleanup EXIT
+at_exit cleanup
 
 ip netns add b
 ip link add va type veth peer name vb netns b

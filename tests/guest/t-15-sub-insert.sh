@@ -20,7 +20,7 @@ cleanup() {
 	ip netns del b 2>/dev/null
 	"$XNC_TOP/tests/guest/lib.sh" unload >/dev/null 2>&1
 }
-trap cleanup EXIT
+at_exit cleanup
 
 one() { ip netns exec a "$XSEND" -n 1 $B4 5000 | tr '\n' ' ' | sed 's/ $//'; }
 searches() { xnc_stat SubPolicySearches a; }

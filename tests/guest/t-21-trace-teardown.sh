@@ -24,7 +24,8 @@ tmp=$XNC_OUT/t21
 # perf.data in the guest's own file system: from 7.x on, perf's ring
 # buffer pages cannot back a zero-copy 9p write (EFAULT, "Bad address")
 ptmp=$(mktemp -d)
-trap 'rm -rf "$ptmp"' EXIT
+# shellcheck disable=SC2016 # expanded at exit
+at_exit 'rm -rf "$ptmp"'
 mkdir -p "$tmp"
 
 pair

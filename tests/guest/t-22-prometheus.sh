@@ -41,7 +41,7 @@ cleanup() {
 	rm -rf "$dir"
 	"$XNC_TOP/tests/guest/lib.sh" unload >/dev/null 2>&1
 }
-trap cleanup EXIT
+at_exit cleanup
 
 xnc_load latency=1 || fail "load failed"
 pair

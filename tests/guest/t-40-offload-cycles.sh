@@ -18,7 +18,7 @@
 . "$(dirname "$0")/nsim.sh"
 
 knob N XNC_OFFLOAD_CYCLES 200 2 100000
-trap nsim_cleanup EXIT
+at_exit nsim_cleanup
 nsim_load
 xnc_load || fail "load failed"
 ip netns add c

@@ -20,7 +20,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nsim.sh"
 
-trap nsim_cleanup EXIT
+at_exit nsim_cleanup
 mod_loaded && fail "module loaded before the stock part"
 nsim_load
 ip netns add o
@@ -139,7 +139,7 @@ walk_probes() { # on|off
 	fi 2>/dev/null
 }
 hits() { awk -v p="$1" '$1 == p { print $2 }' $T/kprobe_profile; }
-trap 'walk_probes off; nsim_cleanup' EXIT
+at_exit walk_probes off
 walk_probes on || fail "cannot kprobe xfrm_state_walk/xfrm_policy_walk"
 ip -n o link add vx0 type veth peer name vx1
 ip -n o link set vx0 up

@@ -15,7 +15,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nsim.sh"
 
-trap nsim_cleanup EXIT
+at_exit nsim_cleanup
 nsim_load
 xnc_load || fail "load failed"
 ip netns add u

@@ -37,7 +37,7 @@ N=$SWAN_N
 [ "$SWAN_REKEY" -gt 0 ] 2>/dev/null || skip "SWAN_REKEY must be > 0 for this test"
 
 why=$(swan_have) || skip "$why"
-trap keep EXIT
+at_exit keep
 P=$SWAN_DIR/ping
 
 # packets of SA SPI in a swan_sas snapshot
@@ -150,7 +150,7 @@ all_moving() {
 
 # on failure keep what explains it
 keep() {
-	local rc=$? d=${XNC_OUT:-/tmp}/t-50-swan
+	local rc=${XNC_RC:-$?} d=${XNC_OUT:-/tmp}/t-50-swan
 	if [ $rc -ne 0 ] && [ $rc -ne 4 ]; then
 		mkdir -p "$d"
 		cp -r "$SWAN_DIR"/a/charon.log "$d/charon-a.log" 2>/dev/null
