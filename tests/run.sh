@@ -2,31 +2,33 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Run every test: host-side ones here, guest-side ones in one VM boot of
-# Debian's kernel per kernel line.  Prints one line per test and a final
-# "N passed, N failed".
+# Debian's kernel per kernel line.  Reports in KTAP (on stdout and in
+# $XNC_OUT/ktap): one subtest for the host tests, one per kernel line
+# (its guest tests, tests/guest/runner.sh's, and any build or VM failure),
+# then each phase's time and a final "N passed, N failed" that sums them.
 #
 #   tests/run.sh [PATTERN]     only tests whose name matches PATTERN (grep -E)
 #
-# Kernels (scripts/kernel.sh: bookworm's line 6.1 or 6.12, or its real-time flavor,
-# 6.1-rt or 6.12-rt; Debian 13's 13, 13-rt and 7.3, whose builds run in
-# the trixie root and whose guest runs on it, which sees this repository:
-# XNC_OUT must be in it): XNC_KLINES lists the kernels to boot, each
-# LINE or LINE=GUESTPATTERN (that line runs only the guest tests matching
-# GUESTPATTERN as well as PATTERN), e.g. "6.1 13=^(0|1|2|4|5)" (make
-# check: the Makefile's CHECK_KLINES); by default the one line XNC_KLINE (6.1 unless set).  Each line's
-# guest result lines name it ("ok [6.12] 00-load"), the final line sums
-# them all.  The host tests run once, before any boot.
+# Kernels (scripts/kernel.sh: bookworm's line 6.1 or 6.12, or its
+# real-time flavor, 6.1-rt or 6.12-rt; Debian 13's 13, 13-rt and 7.3, whose
+# builds run in the trixie root and whose guest runs on it, which sees this
+# repository: XNC_OUT must be in it): XNC_KLINES lists the kernels to boot,
+# each LINE or LINE=GUESTPATTERN (that line runs only the guest tests
+# matching GUESTPATTERN as well as PATTERN), e.g. "6.1 13=^(0|1|2|4|5)";
+# make check's are the Makefile's CHECK_KLINES.  By default the one line
+# XNC_KLINE (6.1 unless set).  The host tests run once, before any boot.
 #
 # For each line, the module (scripts/build.sh) and the test-only second
 # livepatch (tests/tools/klp-other) are built against that kernel's headers
 # into the run's directory, never into the source tree; XNC_KO and
 # XNC_OTHER_KO give ready builds instead (one line only: make check-debug).
 #
-# Environment: XNC_TEST_TIMEOUT (VM seconds per boot, default 4800),
-# XNC_OUT (results directory, default a new one under tests/out/; with
-# several lines, each line's results are in its subdirectory named after
-# it), XNC_HOST_TESTS=0 (guest tests only: make check-debug, whose kernel
-# the host tests do not use).
+# Environment: XNC_TEST_TIMEOUT (VM seconds per boot, default 4800; each
+# guest test has its own limit, tests/guest/settings), XNC_OUT (results
+# directory, default a new one under tests/out/; with several lines, each
+# line's results are in its subdirectory named after it), XNC_HOST_TESTS=0
+# (guest tests only: make check-debug, whose kernel the host tests do not
+# use).
 
 set -uo pipefail
 shopt -s nullglob
@@ -64,7 +66,9 @@ out=${XNC_OUT:-$top/tests/out/$(date +%Y%m%d-%H%M%S)-$$}
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 ln -sfn "$out" "$top/tests/out/latest" 2>/dev/null || true
-: >"$out/results"
+ktap=$out/ktap
+: >"$ktap"
+emit() { echo "$*" | tee -a "$ktap"; }
 
 pass=0 fail=0 skip=0
 # timed NAME CMD...: run CMD, keep "NAME M min S s" for the end
@@ -77,14 +81,24 @@ timed() {
 	times+=("$what $((t0 / 60)) min $((t0 % 60)) s")
 	return $rc
 }
-# result LINE: print and keep one result line, count it
-result() {
-	echo "$*" | tee -a "$out/results"
-	case ${1%% *} in
-	ok) pass=$((pass + 1)) ;;
-	FAIL) fail=$((fail + 1)) ;;
-	skip) skip=$((skip + 1)) ;;
+# leaf INDENT N NAME RC REASON: one KTAP test line (RC 0 ok, 4 skip, else
+# not ok; REASON, if any, as a diagnostic line before a failure), counted
+leaf() {
+	case $4 in
+	0) emit "$1ok $2 $3"; pass=$((pass + 1)) ;;
+	4) emit "$1ok $2 $3 # SKIP $5"; skip=$((skip + 1)) ;;
+	*)
+		[ -z "$5" ] || emit "$1# $3: $5"
+		emit "$1not ok $2 $3"
+		fail=$((fail + 1))
+		;;
 	esac
+}
+group=0
+# parent RC NAME: the KTAP line of a subtest whose leaves were just printed
+parent() {
+	group=$((group + 1))
+	if [ "$1" = 0 ]; then emit "ok $group $2"; else emit "not ok $group $2"; fi
 }
 
 # Host-side tests (no VM): tests/host/*.sh, once; those that build against
@@ -100,27 +114,27 @@ for l in "${lines[@]}"; do
 	fi
 done
 export XNC_HOST_KLINES="${XNC_HOST_KLINES-${hl[*]}}" XNC_TRIXIE_KLINES="${tl[*]}"
-: >"$out/host.results"
-host_tests() {
-	local t name log rc
+host=()
+if [ "${XNC_HOST_TESTS:-1}" != 0 ]; then
 	for t in tests/host/*.sh; do
 		name=host/$(basename "$t" .sh)
-		echo "$name" | grep -qE -- "$pattern" || continue
-		log=$out/${name//\//_}.log
-		if bash "$t" >"$log" 2>&1; then
-			result "ok $name"
-		else
-			rc=$?
-			if [ $rc = 4 ]; then
-				result "skip $name: $(tail -n1 "$log")"
-			else
-				result "FAIL $name: $(tail -n1 "$log")"
-			fi
-		fi
+		echo "$name" | grep -qE -- "$pattern" && host+=("$name")
 	done
+fi
+host_tests() {
+	local name log rc j=0 bad=0
+	emit "  KTAP version 1"
+	emit "  1..${#host[@]}"
+	for name in "${host[@]}"; do
+		j=$((j + 1))
+		log=$out/${name//\//_}.log
+		bash "tests/$name.sh" >"$log" 2>&1
+		rc=$?
+		[ $rc = 0 ] || [ $rc = 4 ] || bad=1
+		leaf "  " $j "$name" $rc "$(tail -n1 "$log")"
+	done
+	parent $bad host
 }
-[ "${XNC_HOST_TESTS:-1}" = 0 ] || timed "host tests" host_tests
-grep -E '^(ok|FAIL|skip) host/' "$out/results" >"$out/host.results"
 
 # the guest tests a line runs: matching PATTERN and its own pattern
 guest_tests() { # GUESTPATTERN
@@ -174,19 +188,26 @@ prepare_package() {
 # prepare I: what line I's guest tests need, built on the host: the
 # module and klp-other against its headers, its selftests and netdevsim
 # into the cache.  Fails only when the module could not be built.
+# berr I NAME REASON: a failed build step of line I, a failed test of its
+# subtest (said now, before any boot)
+berr() {
+	emit "# ${tags[$1]} $2: $3"
+	berrs[$1]+="$2|$3"$'\n'
+}
+
 prepare() {
-	local i=$1 l=${lines[$1]} lout=${louts[$1]} tag=${tags[$1]} kdir sel kb
+	local i=$1 l=${lines[$1]} lout=${louts[$1]} kdir sel kb
 	export XNC_KLINE=$l
 	sel=$(guest_tests "${gpats[i]}")
 	# the headers as the builds see them: in the trixie root for Debian
 	# 13's kernels, whose builds run there (scripts/kernel.sh build)
 	kdir=$(scripts/kernel.sh bkdir) || {
-		result "FAIL $tag build: no headers for kernel line $l (scripts/deps.sh)"
+		berr "$i" build "no headers for kernel line $l (scripts/deps.sh)"
 		return 1
 	}
 	kb=(nice -n 19 scripts/kernel.sh build)
 	if [ "$(scripts/kernel.sh root)" != / ] && [[ $lout != "$top"/* ]]; then
-		result "FAIL $tag build: $lout is outside $top, which the trixie root does not see (XNC_OUT)"
+		berr "$i" build "$lout is outside $top, which the trixie root does not see (XNC_OUT)"
 		return 1
 	fi
 	if [ -n "${XNC_KO:-}" ]; then
@@ -198,7 +219,7 @@ prepare() {
 		rm -rf "$lout/mod"
 		if ! "${kb[@]}" "$top/scripts/build.sh" "$kdir" "$lout/mod" >"$lout/mod.build" 2>&1 ||
 		   [ ! -f "$lout/mod/xfrm_nocache.ko" ]; then
-			result "FAIL $tag build: xfrm_nocache.ko against $kdir: $(first_error "$lout/mod.build")"
+			berr "$i" build "xfrm_nocache.ko against $kdir: $(first_error "$lout/mod.build")"
 			return 1
 		fi
 		kos[i]=$lout/mod/xfrm_nocache.ko
@@ -206,7 +227,7 @@ prepare() {
 		if grep -q '^02-' <<<"$sel"; then
 			"${kb[@]}" "$top/scripts/build.sh" --variants "$kdir" "$lout/mod" \
 				>"$lout/variants.build" 2>&1 ||
-				result "FAIL $tag build: variants against $kdir: $(first_error "$lout/variants.build")"
+				berr "$i" build-variants "against $kdir: $(first_error "$lout/variants.build")"
 		fi
 		# the test-only second livepatch (t-02-refusals), a copy built
 		# where the guest sees it
@@ -214,7 +235,7 @@ prepare() {
 		mkdir -p "$lout/klp-other"
 		cp tests/tools/klp-other/Kbuild tests/tools/klp-other/*.c "$lout/klp-other/"
 		"${kb[@]}" make -C "$kdir" M="$lout/klp-other" modules >"$lout/klp-other.build" 2>&1 ||
-			result "FAIL $tag build: klp-other against $kdir: $(first_error "$lout/klp-other.build")"
+			berr "$i" build-klp-other "against $kdir: $(first_error "$lout/klp-other.build")"
 		okos[i]=$lout/klp-other/xnc_klp_other.ko
 	fi
 	# The kernel's own selftests (t-60-selftest-*): extracted and built
@@ -241,49 +262,93 @@ prepare() {
 
 # boot I: line I's guest tests, in one VM boot
 boot() {
-	local i=$1 l=${lines[$1]} lout=${louts[$1]} tag=${tags[$1]} vrc first
+	local i=$1 l=${lines[$1]} lout=${louts[$1]} vrc first
 	XNC_KLINE=$l XNC_KO=${kos[i]} XNC_OTHER_KO=${okos[i]} XNC_QUIET=${XNC_QUIET-1} \
 		scripts/vm.sh --timeout "${XNC_TEST_TIMEOUT:-4800}" \
 		--out "$lout" --log "$lout/console.log" -- \
 		"$top/tests/guest/runner.sh" "$(guest_tests "${gpats[i]}" | paste -sd'|' | sed 's/.*/^(&)$/')"
 	vrc=$?
-	touch "$lout/guest.results"
-	while read -r r name rest; do
-		result "$r $tag $name${rest:+ $rest}"
-	done <"$lout/guest.results"
 	if [ $vrc -ne 0 ] && [ $vrc -ne 1 ]; then
-		# 1 is "some test failed" (already counted); anything else is the
-		# VM itself: timeout, crash, or a splat on the console.
-		result "FAIL $tag vm: scripts/vm.sh exited $vrc (see $lout/console.log)"
+		# 1 is "some test failed"; anything else is the VM itself:
+		# timeout, crash, or a splat on the console
+		berrs[i]+="vm|scripts/vm.sh exited $vrc (see $lout/console.log)"$'\n'
 		if [ -s "$lout/splats" ]; then
-			head -n 20 "$lout/splats"
+			head -n 20 "$lout/splats" | sed 's/^/# /'
 			# the first splat with its backtrace, for a CI log
 			first=$(head -n1 "$lout/splats" | cut -d: -f1)
-			echo "--- console.log from line $first ---"
-			sed -n "${first},$((first + 80))p" "$lout/console.log"
-			echo "---"
+			echo "# --- console.log from line $first ---"
+			sed -n "${first},$((first + 80))p" "$lout/console.log" | sed 's/^/# /'
+			echo "# ---"
 		fi
 	fi
 }
 
-# Guest-side tests: every line's builds first (a build failure shows
-# before the first boot), then one boot per line, in the order given.
-louts=() tags=() kos=() okos=() ready=()
+# report I: line I's subtest, from its guest tests' KTAP and its failed
+# build steps, renumbered into one plan
+report() {
+	local i=$1 lout=${louts[$1]} n=0 bad=0 diag=() k rest name how
+	local -a res=()
+	touch "$lout/guest.ktap"
+	while IFS= read -r k; do
+		if [[ $k == "# |"* ]]; then
+			continue
+		elif [[ $k =~ ^#\ ([^ ]+):\ (.*)$ ]]; then
+			diag[${#diag[@]}]="${BASH_REMATCH[1]}|${BASH_REMATCH[2]}"
+		elif [[ $k =~ ^(not\ )?ok\ [0-9]+\ ([^ ]+)(\ #\ (.*))?$ ]]; then
+			name=${BASH_REMATCH[2]} rest=${BASH_REMATCH[4]:-} k=${BASH_REMATCH[1]:-}
+			if [ -z "$k" ] && [[ $rest == SKIP* ]]; then
+				res+=("4|$name|${rest#SKIP }")
+			elif [ -z "$k" ]; then
+				res+=("0|$name|")
+			else
+				# the reason: the last "# NAME: ..." before it
+				how=$rest
+				for k in "${diag[@]}"; do
+					[ "${k%%|*}" != "$name" ] || how=${k#*|}
+				done
+				[ -z "$rest" ] || how=$rest
+				res+=("1|$name|$how")
+			fi
+			diag=()
+		fi
+	done <"$lout/guest.ktap"
+	while IFS='|' read -r name how; do
+		[ -n "$name" ] && res+=("1|$name|$how")
+	done <<<"${berrs[i]:-}"
+	emit "  KTAP version 1"
+	emit "  1..${#res[@]}"
+	for k in "${res[@]}"; do
+		n=$((n + 1))
+		IFS='|' read -r rc name how <<<"$k"
+		[ "$rc" != 1 ] || bad=1
+		leaf "  " $n "$name" "$rc" "$how"
+	done
+	parent $bad "${lines[i]}${XNC_KERNEL:+-debug}"
+}
+
+# the subtests: the host tests, then each line with guest tests
+louts=() tags=() kos=() okos=() ready=() berrs=() sel=()
 for i in "${!lines[@]}"; do
-	l=${lines[i]}
-	louts[i]=$out${multi:+/$l}
-	tags[i]="[$l${XNC_KERNEL:+-debug}]"
-	ready[i]=
-	[ -n "$(guest_tests "${gpats[i]}")" ] || continue
+	louts[i]=$out${multi:+/${lines[i]}}
+	tags[i]="[${lines[i]}${XNC_KERNEL:+-debug}]"
+	[ -z "$(guest_tests "${gpats[i]}")" ] || sel+=("$i")
+done
+emit "KTAP version 1"
+emit "1..$(( (${#host[@]} > 0) + ${#sel[@]} ))"
+[ ${#host[@]} = 0 ] || timed "host tests" host_tests
+# every line's builds first (a build failure shows before the first boot),
+# then one boot per line, in the order given
+for i in "${sel[@]}"; do
 	mkdir -p "${louts[i]}"
 	timed "${tags[i]} build" prepare "$i" && ready[i]=1
 done
-for i in "${!lines[@]}"; do
-	[ -n "${ready[i]}" ] && timed "${tags[i]} boot" boot "$i"
+for i in "${sel[@]}"; do
+	[ -z "${ready[i]:-}" ] || timed "${tags[i]} boot" boot "$i"
+	report "$i"
 done
 
 for t in "${times[@]}"; do
-	echo "# time: $t"
+	emit "# time: $t"
 done
 
 if [ $skip -gt 0 ]; then
