@@ -103,7 +103,7 @@ check-run: $(TOOLS)
 	XNC_KLINES='$(CHECK_KLINES)' $(if $(KERNEL),,XNC_HOST_KLINES='6.1 6.12') tests/run.sh
 
 ALL_KLINES := 6.1 6.12 6.1-rt 6.12-rt 13 13-rt 7.3
-check-all-run: $(TOOLS)
+check-all-run: $(TOOLS) check-bench
 	XNC_KLINES='$(ALL_KLINES)' tests/run.sh
 
 # The README's commands set a bare Debian machine up first (scripts/deps.sh:
@@ -131,6 +131,7 @@ selftests-table: $(MOD)
 
 .PHONY: selftests-table
 
+# The benchmarks and their tooling live in bench/ (bench/README.md).
 # Forwarded pps vs tunnel count: stock, module, per-CPU cache reference;
 # then where a packet's instructions go (a perf profile by phase).  Not
 # part of check; writes docs/bench.md, docs/bench.png and
@@ -138,25 +139,30 @@ selftests-table: $(MOD)
 # and its PNGs.  XNC_BENCH_PROFILE=only: the profile alone (~10 min), into
 # the run's directory (docs/testing.md, Benchmark).
 bench: $(MOD)
-	scripts/bench.sh
+	bench/bench.sh
 
 # What a NETDEV_DOWN costs with the module's notifier against stock: 10,000
 # SAs, a veth and a netdevsim port with bound SAs; writes docs/notifier.md.
 bench-notifier:
-	scripts/bench-notifier.sh
+	bench/notifier.sh
 
 # The module's lookup latency histogram under traffic, alone and with the
 # control plane churning, per kernel (KERNEL=, the -rt ones too): rows of
 # docs/latency.tsv, all of them in docs/latency.md (~10 min a kernel).
 bench-latency:
-	scripts/bench-latency.sh
+	bench/latency.sh
 
 # Local UDP and TCP without IPsec at 0, 1 and 10,000 policies: stock,
 # idle, the livepatch redirect alone, module -> docs/local.md (~15 min)
 bench-local:
-	scripts/bench-local.sh
+	bench/local.sh
 
-.PHONY: bench bench-notifier bench-latency bench-local
+# The tests of the benchmark tooling (bench/tests/: the report, the
+# profile's parser), on the host, no VM; "N passed, N failed".
+check-bench:
+	bench/tests/run.sh
+
+.PHONY: bench bench-notifier bench-latency bench-local check-bench
 
 # A kernel with KASAN, lockdep, PROVE_RCU, kmemleak and SLUB debugging,
 # built once per machine and kernel line from linux-source-<line> (6.1, or
@@ -213,6 +219,7 @@ help:
 	@echo "make bench-notifier  cost of a link down, module vs stock -> docs/notifier.md"
 	@echo "make bench-latency   lookup latency under traffic and churn -> docs/latency.md"
 	@echo "make bench-local     cost to local UDP/TCP without IPsec -> docs/local.md"
+	@echo "make check-bench     the tests of the benchmark tooling (bench/tests, host only)"
 	@echo "make debug-kernel  build a KASAN/lockdep/kmemleak kernel for the VM (once, ~15 min)"
 	@echo "make check-debug   the guest tests on it, in 4 parts (PART=n or T=pattern for one)"
 	@echo "              (both: KERNEL=6.12 for 6.12's, KERNEL=6.12-rt for PREEMPT_RT)"

@@ -57,13 +57,13 @@ build() {
 	kbuild "$tmp" "$@"
 }
 
-# testonly WHAT TREE: a test-only module that scripts/TREE lays out (the
+# testonly WHAT TREE: a test-only module that bench/TREE lays out (the
 # benchmark's reference module, its slab control), W=1 and sparse clean
 testonly() {
 	local what=$1 dir=$tmp-$2 out
-	out=$("scripts/$2" "$dir" && kbuild "$dir" W=1)
+	out=$("bench/$2" "$dir" && kbuild "$dir" W=1)
 	[ -z "$out" ] || bad "$k: W=1 build of $what is not clean:"$'\n'"$out"
-	out=$("scripts/$2" "$dir" && kbuild "$dir" C=2 CHECK="sparse -Wno-declaration-after-statement")
+	out=$("bench/$2" "$dir" && kbuild "$dir" C=2 CHECK="sparse -Wno-declaration-after-statement")
 	[ -z "$out" ] || [ -n "$nosparse" ] || bad "$k: sparse on $what is not clean:"$'\n'"$out"
 	rm -rf "$dir"
 }
@@ -102,7 +102,7 @@ done
 # sources only: an in-tree build of klp-other (make tools) leaves kbuild's
 # generated *.mod.c next to them
 srcs=()
-for f in src/*.c src/*.h include/*.h tests/bench/*.c tests/tools/klp-other/*.c; do
+for f in src/*.c src/*.h include/*.h bench/ref/*.c tests/tools/klp-other/*.c; do
 	[[ $f == *.mod.c ]] || srcs+=("$f")
 done
 out=$(scripts/checkpatch.sh "${srcs[@]}" 2>"$tmp/checkpatch.err")

@@ -22,7 +22,7 @@
  * Slots are emptied on NETDEV_DOWN and NETDEV_UNREGISTER (a cached bundle
  * holds its devices) and at module exit.
  *
- * scripts/pcpu-ref-tree.sh builds it with the shipped sources, their
+ * bench/pcpu-ref-tree.sh builds it with the shipped sources, their
  * bundle creations sent to xnc_ref_bundle() and their init and exit
  * called from ours.
  */

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The notifier's cost, inside the VM (scripts/bench-notifier.sh boots it
+# The notifier's cost, inside the VM (bench/notifier.sh boots it
 # with one vCPU and -icount shift=1, so guest time counts instructions).
 # One namespace holds XNC_NB_SAS software SAs (default 10,000) and, on a
 # netdevsim port, XNC_NB_BOUND SAs offloaded to it (default 32; netdevsim
@@ -22,8 +22,10 @@
 #   device variant round cycles command_ns kernel_ns
 # and checks what each down did: every bound SA gone, none of the others.
 
-. "$(dirname "$0")/../guest/lib.sh"
-. "$(dirname "$0")/../guest/nsim.sh"
+# shellcheck source=SCRIPTDIR/../../tests/guest/lib.sh disable=SC1091 # followed with -x
+. "$(dirname "$0")/../../tests/guest/lib.sh"
+# shellcheck source=SCRIPTDIR/../../tests/guest/nsim.sh disable=SC1091 # followed with -x
+. "$(dirname "$0")/../../tests/guest/nsim.sh"
 SAS=${XNC_NB_SAS:-10000}
 BOUND=${XNC_NB_BOUND:-32}
 ROUNDS=${XNC_NB_ROUNDS:-5}
@@ -79,8 +81,8 @@ kernel_ns() {
 }
 # cycle DEV VARIANT ROUND: CYCLES timed downs of DEV, one raw line
 cycle() {
-	local dev=$1 var=$2 r=$3 i t0 t1 sum=0
-	for i in $(seq "$CYCLES"); do
+	local dev=$1 var=$2 r=$3 t0 t1 sum=0
+	for _ in $(seq "$CYCLES"); do
 		echo 1 >$T/tracing_on
 		t0=$(now)
 		ip -n n link set "$dev" down
@@ -105,6 +107,7 @@ cycle() {
 variant() {
 	local var=$1 r=$2
 	if [ "$var" = module ]; then
+		# shellcheck disable=SC2119 # xnc_load's arguments: optional
 		xnc_load || fail "load failed"
 	fi
 	cycle v0 "$var" "$r"

@@ -3,7 +3,7 @@
 #
 # make bench-notifier: what a NETDEV_DOWN costs with the module's notifier
 # against stock, in one boot of Debian's kernel with one vCPU and -icount
-# shift=1 (tests/bench/notifier.sh: 10,000 SAs in the namespace, 200
+# shift=1 (bench/guest/notifier.sh: 10,000 SAs in the namespace, 200
 # downs of a veth and of a netdevsim port with 32 SAs bound to it).
 # Writes docs/notifier.md (6.1) or docs/notifier-<kernel>.md (KERNEL=6.12...).
 # KERNEL (XNC_KLINE: 6.1, 6.12, 6.1-rt or 6.12-rt) picks the kernel;
@@ -34,16 +34,16 @@ if [ "${1:-}" != --report ]; then
 	XNC_KO=$out/xfrm_nocache.ko XNC_QUIET=${XNC_QUIET-1} \
 		scripts/vm.sh --smp 1 --icount --timeout "${XNC_BENCH_TIMEOUT:-3600}" \
 		--out "$out" --log "$out/console.log" -- \
-		bash -c "'$top/tests/bench/notifier.sh' > '$out/notifier.log' 2>&1" || rc=$?
+		bash -c "'$top/bench/guest/notifier.sh' > '$out/notifier.log' 2>&1" || rc=$?
 	tail -n 3 "$out/notifier.log" || true
-	[ $rc -eq 0 ] || { echo "bench-notifier.sh: the VM run failed ($rc); see $out/notifier.log and $out/console.log" >&2; exit 1; }
+	[ $rc -eq 0 ] || { echo "bench/notifier.sh: the VM run failed ($rc); see $out/notifier.log and $out/console.log" >&2; exit 1; }
 fi
 
 kver=$(scripts/kernel.sh version)
 {
 	echo "# The notifier's cost: one \`ip link set DEV down\`"
 	echo
-	echo "Written by \`make bench-notifier\` (scripts/bench-notifier.sh) on"
+	echo "Written by \`make bench-notifier\` (bench/notifier.sh) on"
 	echo "$(date -u +%Y-%m-%d), kernel $kver. One vCPU, -icount shift=1: guest"
 	echo "time counts instructions, so the figures compare"
 	echo "variants, not machines.  The namespace holds $(grep -c . "$out/sas.batch") software SAs;"

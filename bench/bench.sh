@@ -5,9 +5,9 @@
 # stock 6.1 (or 6.12), xfrm_nocache and a 4.14-style per-CPU cache
 # (reference build), in one boot of Debian's kernel with one vCPU and
 # -icount shift=1.  Writes docs/bench.md, docs/bench.png and docs/bench.raw
-# (scripts/bench-report.sh); on another kernel, e.g. docs/bench-6.12.md,
+# (bench/report.sh); on another kernel, e.g. docs/bench-6.12.md,
 # .png and .raw.  Then a profile of where a forwarded packet's instructions go, by phase
-# (perf in the guest; scripts/bench-profile.py): a section of bench.md,
+# (perf in the guest; bench/profile.py): a section of bench.md,
 # docs/bench-profile.tsv and docs/bench-profile.png (e.g. bench-6.12-profile.*).
 #
 # The kernel is XNC_KLINE (make's KERNEL: 6.1, the default, 6.12, 6.1-rt,
@@ -29,7 +29,7 @@
 #                                         (stock's lookup; docs/testing.md)
 #   XNC_BENCH_PIN="1 4"                   a "pinK" variant in every block for
 #                                         each K (0-64): stock's lookup with
-#                                         tests/bench/slab_pin.c holding K
+#                                         bench/ref/slab_pin.c holding K
 #                                         1 KiB kmalloc objects
 #   XNC_BENCH_DOCS=docs                   where the report goes
 #   XNC_BENCH_MERGE=1                     keep the page's samples of the
@@ -85,16 +85,16 @@ if [ "$(scripts/kernel.sh root)" != / ] && [[ $out != "$top"/* ]]; then
 fi
 start=$(date +%s)
 
-# The reference module (tests/bench/pcpu_ref.c), built in a scratch tree
+# The reference module (bench/ref/pcpu_ref.c), built in a scratch tree
 # inside $out, where the guest sees it.
 ref=$out/pcpu-ref
-scripts/pcpu-ref-tree.sh "$ref"
+bench/pcpu-ref-tree.sh "$ref"
 { "${kb[@]}" make -s -C "$kdir" M="$ref" modules &&
   python3 scripts/klp-relocs.py "$ref/xnc_pcpu_ref.ko"; } >"$out/pcpu-ref.build" 2>&1 ||
 	{ cat "$out/pcpu-ref.build" >&2; exit 1; }
 # the slab control (XNC_BENCH_PIN), likewise
 pin=$out/slab-pin
-scripts/slab-pin-tree.sh "$pin"
+bench/slab-pin-tree.sh "$pin"
 "${kb[@]}" make -s -C "$kdir" M="$pin" modules >"$out/slab-pin.build" 2>&1 ||
 	{ cat "$out/slab-pin.build" >&2; exit 1; }
 # the module as every build of it is made (scripts/build.sh), in $out: the
@@ -114,16 +114,16 @@ rc=0
 XNC_KO=$out/mod/xfrm_nocache.ko XNC_REF_KO=$ref/xnc_pcpu_ref.ko XNC_PIN_KO=$pin/xnc_slab_pin.ko XNC_QUIET=${XNC_QUIET-1} \
 	scripts/vm.sh --smp 1 --icount --mem 4096 --timeout "${XNC_BENCH_TIMEOUT:-5400}" \
 	--out "$out" --log "$out/console.log" -- \
-	bash -c "'$top/tests/bench/guest.sh' > '$out/bench.log' 2>&1" || rc=$?
+	bash -c "'$top/bench/guest/bench.sh' > '$out/bench.log' 2>&1" || rc=$?
 tail -n 3 "$out/bench.log" || true
 [ $rc -eq 0 ] || { echo "bench.sh: the VM run failed ($rc); see $out/bench.log and $out/console.log" >&2; exit 1; }
 
 if [ "$profile" = only ]; then
 	echo "bench: profile only; its report in $docs/bench*-profile.md"
-	scripts/bench-report.sh --profile-only "$out/profile" "$docs"
+	bench/report.sh --profile-only "$out/profile" "$docs"
 elif [ "${XNC_BENCH_MERGE:-0}" = 1 ]; then
-	# into the page's samples (bench-report.sh): no one run's time
-	scripts/bench-report.sh "$out/bench.raw" "$docs"
+	# into the page's samples (bench/report.sh): no one run's time
+	bench/report.sh "$out/bench.raw" "$docs"
 else
-	scripts/bench-report.sh "$out/bench.raw" "$docs" $(( $(date +%s) - start ))
+	bench/report.sh "$out/bench.raw" "$docs" $(( $(date +%s) - start ))
 fi

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 """Where a forwarded packet's instructions go: the benchmark's profile.
 
-tests/bench/guest.sh samples the gateway's kernel with
+bench/guest/bench.sh samples the gateway's kernel with
 `perf record -a -g -e cpu-clock -c PERIOD` while pktgen runs, in a guest
 under qemu `-icount shift=1`, where guest time counts instructions: a
 cpu-clock sample every PERIOD ns of guest time is a sample every
@@ -10,9 +10,9 @@ PERIOD / 2**shift guest instructions, a statistical instruction profile.
 This reads what it left in its profile directory and attributes every
 sample to one phase of the forwarded IPsec path.
 
-  scripts/bench-profile.py PROFILE_DIR [--tsv FILE] [--md FILE]
+  bench/profile.py PROFILE_DIR [--tsv FILE] [--md FILE]
                            [--plot FILE] [--explain] [--shift 1]
-  scripts/bench-profile.py --from-tsv FILE [--md FILE] [--plot FILE]
+  bench/profile.py --from-tsv FILE [--md FILE] [--plot FILE]
 
 PROFILE_DIR ($XNC_OUT/profile) holds, per N, variant and round:
   N-VARIANT-ROUND.txt[.gz]  `perf script -F comm,tid,cpu,period,event,ip,
@@ -553,7 +553,7 @@ def from_dir(pdir, shift):
 def write_tsv(m, path):
     rows = m.rows()
     with open(path, "w") as f:
-        f.write("# xfrm_nocache benchmark profile (scripts/bench-profile.py)\n")
+        f.write("# xfrm_nocache benchmark profile (bench/profile.py)\n")
         for k in ("period_ns", "shift", "rounds", "cipher", "kernel", "perf", "split",
                   "sites"):
             if k in m.meta:
@@ -726,7 +726,7 @@ def render(m):
         md.append("- %s" % n)
     md.append("")
     md.append("Phases: the innermost phase-defining function on a sample's "
-              "callchain decides (`scripts/bench-profile.py` lists them):")
+              "callchain decides (`bench/profile.py` lists them):")
     md.append("")
     for ph, label in rows:
         doc = PHASE_DOC[ph]

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make bench-local: what the livepatch costs local traffic without IPsec
-# (UDP sendto, TCP connect/close; tests/bench/local.sh).  Variants: stock;
+# (UDP sendto, TCP connect/close; bench/guest/local.sh).  Variants: stock;
 # idle, the module loaded with its patch disabled (stock's lookup, the
 # module's memory); redirect, the module with every lookup through
 # xnc_lookup(), which has stock's shape, and no counting: redirect/idle is
@@ -14,7 +14,7 @@
 # a before/after in the same boot.  XNC_LOCAL_ROUNDS, XNC_LOCAL_POLICIES,
 # XNC_LOCAL_UDP, XNC_LOCAL_TCP pass through; --report DIR writes the
 # report again from an earlier run's DIR; --section prints the benchmark
-# page's section from docs/local*.raw (scripts/bench-report.sh).
+# page's section from docs/local*.raw (bench/report.sh).
 # Debian 13's kernels (13, 13-rt, 7.3): the variants build in the trixie
 # root (scripts/kernel.sh build), which sees only this repository, so the
 # run's directory must be inside it (the default, tests/out/), and KDIR,
@@ -27,7 +27,7 @@ cd "$top"
 kline=$(scripts/kernel.sh name)
 out=${XNC_OUT:-$top/tests/out/bench-local-$(date +%Y%m%d-%H%M%S)}
 docs=${XNC_BENCH_DOCS:-$top/docs}
-die() { echo "bench-local.sh: $*" >&2; exit 1; }
+die() { echo "bench/local.sh: $*" >&2; exit 1; }
 case ${1:-} in
 --report) out=${2:?--report DIR} ;;
 --section) out= ;;
@@ -100,7 +100,7 @@ if [ -z "${1:-}" ]; then
 	XNC_LOCAL_VARIANTS=$variants XNC_QUIET=${XNC_QUIET-1} \
 		scripts/vm.sh --smp 1 --icount --timeout "${XNC_BENCH_TIMEOUT:-3600}" \
 		--out "$out" --log "$out/console.log" -- \
-		bash -c "'$top/tests/bench/local.sh' > '$out/local.log' 2>&1" || rc=$?
+		bash -c "'$top/bench/guest/local.sh' > '$out/local.log' 2>&1" || rc=$?
 	tail -n 3 "$out/local.log" || true
 	[ $rc -eq 0 ] || die "the VM run failed ($rc); see $out/local.log and $out/console.log"
 fi
@@ -141,9 +141,9 @@ table() {
 }
 
 # section: the benchmark page's, between markers, so that a run here
-# replaces it there and scripts/bench-report.sh writes the same
+# replaces it there and bench/report.sh writes the same
 section() {
-	echo "<!-- local: scripts/bench-local.sh --section -->"
+	echo "<!-- local: bench/local.sh --section -->"
 	echo "## Local traffic without IPsec"
 	echo
 	echo "The livepatch sits on every output route lookup of the host. Operations/s"
@@ -168,8 +168,8 @@ kver=$(scripts/kernel.sh version)
 {
 	echo "# The cost to local traffic without IPsec"
 	echo
-	echo "Written by \`make bench-local\` (scripts/bench-local.sh,"
-	echo "tests/bench/local.sh) on $(date -u +%Y-%m-%d), kernel $kver. One vCPU,"
+	echo "Written by \`make bench-local\` (bench/local.sh,"
+	echo "bench/guest/local.sh) on $(date -u +%Y-%m-%d), kernel $kver. One vCPU,"
 	echo "\`-icount shift=1\`: guest time counts instructions. Namespace \`a\`"
 	echo "sends 1-byte UDP datagrams with \`sendto()\` on an unconnected socket"
 	echo "to a dummy device (\`udp\`), and opens and resets TCP connections to"

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The reference build's (tests/bench/pcpu_ref.c) links into the shipped
- * sources, included first in each of them by scripts/pcpu-ref-tree.sh.
+ * The reference build's (bench/ref/pcpu_ref.c) links into the shipped
+ * sources, included first in each of them by bench/pcpu-ref-tree.sh.
  */
 #ifndef _XNC_PCPU_REF_H
 #define _XNC_PCPU_REF_H

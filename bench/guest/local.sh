@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # What the livepatch costs local traffic that never touches IPsec, inside
-# the VM (scripts/bench-local.sh boots it with one vCPU and -icount
+# the VM (bench/local.sh boots it with one vCPU and -icount
 # shift=1: guest time counts instructions).  Namespace "a" is the box:
 #   udp   1-byte sendto()s on an unconnected socket to 10.9.0.2 over a
 #         dummy device (one output route lookup each, the packet dropped
@@ -18,7 +18,8 @@
 #   policies test variant round ops ns lookups
 # (lookups: those the module counted in a and b, - where nothing counts)
 
-. "$(dirname "$0")/../guest/lib.sh"
+# shellcheck source=SCRIPTDIR/../../tests/guest/lib.sh disable=SC1091 # followed with -x
+. "$(dirname "$0")/../../tests/guest/lib.sh"
 VARIANTS=${XNC_LOCAL_VARIANTS:-stock redirect module}
 knob ROUNDS XNC_LOCAL_ROUNDS 3 1 20
 knob UDP XNC_LOCAL_UDP 100000 1000 10000000
@@ -73,11 +74,13 @@ policies() {
 variant_on() {
 	[ "$1" = stock ] && return 0
 	if [ "$1" = idle ]; then
+		# shellcheck disable=SC2119 # xnc_load's arguments: optional
 		XNC_KO=$XNC_OUT/ko/module/xfrm_nocache.ko xnc_load ||
 			fail "idle: load failed"
 		xnc_disable || fail "idle: disabling the patch failed"
 		return
 	fi
+	# shellcheck disable=SC2119 # xnc_load's arguments: optional
 	XNC_KO=$XNC_OUT/ko/$1/xfrm_nocache.ko xnc_load || fail "$1: load failed"
 }
 

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # make bench-latency: the module's lookup latency histogram under forwarded
-# traffic, alone and with the control plane churning (tests/bench/latency.sh),
+# traffic, alone and with the control plane churning (bench/guest/latency.sh),
 # in one boot of Debian's kernel with one vCPU and -icount shift=1 (guest
 # nanoseconds count instructions: kernels compare, machines do not).
 # KERNEL (XNC_KLINE: 6.1, 6.12, 6.1-rt or 6.12-rt) picks the kernel; each
@@ -11,7 +11,7 @@
 # stand next to the others.  XNC_LAT_N, XNC_LAT_COUNT and XNC_LAT_ROUNDS
 # pass through; --report only writes docs/latency.md again from the TSV;
 # --section prints the p99/maximum section that the benchmark pages
-# (docs/bench*.md, scripts/bench-report.sh) carry, each run replacing it.
+# (docs/bench*.md, bench/report.sh) carry, each run replacing it.
 
 set -euo pipefail
 
@@ -49,9 +49,9 @@ range() { [ "$1" = - ] && echo - || echo "$1–$((2 * $1 - 1))"; }
 
 # the section of the benchmark pages (docs/bench*.md): p99 and the
 # maximum per kernel, between markers, so that a run here replaces it there
-# and scripts/bench-report.sh writes the same
+# and bench/report.sh writes the same
 section() {
-	echo "<!-- latency: scripts/bench-latency.sh --section -->"
+	echo "<!-- latency: bench/latency.sh --section -->"
 	echo "## Lookup latency under load"
 	echo
 	echo "The module's lookup latency (\`latency=1\`) with 32 tunnels, forwarded"
@@ -86,9 +86,9 @@ if [ "${1:-}" != --report ]; then
 	XNC_KO=$out/mod/xfrm_nocache.ko XNC_QUIET=${XNC_QUIET-1} \
 		scripts/vm.sh --smp 1 --icount --mem 4096 --timeout "${XNC_BENCH_TIMEOUT:-3600}" \
 		--out "$out" --log "$out/console.log" -- \
-		bash -c "'$top/tests/bench/latency.sh' > '$out/latency.log' 2>&1" || rc=$?
+		bash -c "'$top/bench/guest/latency.sh' > '$out/latency.log' 2>&1" || rc=$?
 	tail -n 3 "$out/latency.log" || true
-	[ $rc -eq 0 ] || { echo "bench-latency.sh: the VM run failed ($rc); see $out/latency.log and $out/console.log" >&2; exit 1; }
+	[ $rc -eq 0 ] || { echo "bench/latency.sh: the VM run failed ($rc); see $out/latency.log and $out/console.log" >&2; exit 1; }
 
 	# this kernel's rows: kernel version scenario samples lookups
 	# forwarded churn_rounds p50 p99 p99.9 max date
@@ -108,12 +108,12 @@ if [ "${1:-}" != --report ]; then
 	cp "$out/latency.raw" "$docs/latency-$kname.raw"
 fi
 
-[ -f "$tsv" ] || { echo "bench-latency.sh: no $tsv yet (run make bench-latency)" >&2; exit 1; }
+[ -f "$tsv" ] || { echo "bench/latency.sh: no $tsv yet (run make bench-latency)" >&2; exit 1; }
 {
 	echo "# Lookup latency under load"
 	echo
-	echo "Written by \`make bench-latency\` (scripts/bench-latency.sh,"
-	echo "tests/bench/latency.sh), one row pair per kernel, each from its own run"
+	echo "Written by \`make bench-latency\` (bench/latency.sh,"
+	echo "bench/guest/latency.sh), one row pair per kernel, each from its own run"
 	echo "(\`make bench-latency KERNEL=...\` replaces its kernel's rows). One vCPU,"
 	echo "\`-icount shift=1\`: guest nanoseconds count instructions, so the figures"
 	echo "compare kernels, not machines (TCG runs far slower than hardware)."
@@ -139,14 +139,15 @@ fi
 	echo
 	echo "Raw histograms: \`docs/latency-<kernel>.raw\` (scenario round from_ns"
 	echo "count). Regenerate a kernel's rows: \`make bench-latency KERNEL=<kernel>\`"
-	echo "(about 10 minutes); the page alone: \`scripts/bench-latency.sh --report\`."
+	echo "(about 10 minutes); the page alone: \`bench/latency.sh --report\`."
 } >"$docs/latency.md"
 echo "bench-latency: $docs/latency.md"
 # the benchmark pages' section: replaced where they have one, else put
-# where bench-report.sh puts it (before the profile, or at the end)
+# where bench/report.sh puts it (before the profile, or at the end)
 sec=$(section)
 for page in "$docs"/bench.md "$docs"/bench-[0-9]*.md; do
-	[ -f "$page" ] && grep -q '^# Benchmark' "$page" || continue
+	[ -f "$page" ] || continue
+	grep -q '^# Benchmark' "$page" || continue
 	awk -v sec="$sec" '
 		/^<!-- latency:/ { print sec; done = 1; skip = 1; next }
 		skip && /^<!-- \/latency -->/ { skip = 0; next }

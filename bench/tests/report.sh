@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# scripts/bench-report.sh on the samples of partial runs, made up here in
+# bench/report.sh on the samples of partial runs, made up here in
 # RAW's format: "Reading it" names only what the run measured.  The null
 # cipher alone at N = 1, 32 and 1024 (XNC_BENCH_CIPHERS=null
 # XNC_BENCH_N="1 32 1024"), and gcm alone at N=1, each on 6.1 (the
@@ -52,7 +52,7 @@ render() {
 	[ "$2" = 6.1 ] || base=bench-$2
 	mkdir -p "$d/run" "$d/docs"
 	raw "$3" "$4" >"$d/run/$base.raw"
-	PATH=$tmp/bin:$PATH XNC_KLINE=$2 "$top/scripts/bench-report.sh" "$d/run/$base.raw" "$d/docs" \
+	PATH=$tmp/bin:$PATH XNC_KLINE=$2 "$top/bench/report.sh" "$d/run/$base.raw" "$d/docs" \
 		>"$d/out" 2>"$d/err" || { cat "$d/err"; fail "$1: bench-report.sh exited $?"; }
 	sed -n '/^## Reading it$/,/^!\[/p' "$d/docs/$base.md" >"$tmp/$1.txt"
 	[ -s "$tmp/$1.txt" ] || fail "$1: no \"Reading it\" in $d/docs/$base.md"
@@ -112,7 +112,7 @@ mkdir -p "$d/run" "$d/docs"
 { raw null "1"; raw null "32" | grep -v '^none' | awk '$3 == "module" { $5 = int($5 / 1.005 * 0.99) } 1'
   raw null "1 32" | awk '$3 == "stock" && $1 != "none" { $3 = "idle"; if ($2 == 32) $5 = int($5 * 0.988); print }'
 } >"$d/run/bench.raw"
-PATH=$tmp/bin:$PATH XNC_KLINE=6.1 "$top/scripts/bench-report.sh" "$d/run/bench.raw" "$d/docs" \
+PATH=$tmp/bin:$PATH XNC_KLINE=6.1 "$top/bench/report.sh" "$d/run/bench.raw" "$d/docs" \
 	>"$d/out" 2>"$d/err" || { cat "$d/err"; fail "idle: bench-report.sh exited $?"; }
 targets=$(sed -n '/^## Against the targets$/,/^## Reading it$/p' "$d/docs/bench.md")
 for w in '- null N=32: module / stock = 0.990 (target >= 1.00: MISSED; idle / stock = 0.988, module / idle = 1.002: ' \
@@ -128,7 +128,7 @@ raw null "1" >"$d/run/bench-6.12-rt.raw"
 for k in 6.1 6.12-rt; do
 	base=bench
 	[ $k = 6.1 ] || base=bench-$k
-	PATH=$tmp/bin:$PATH XNC_KLINE=$k "$top/scripts/bench-report.sh" "$d/run/$base.raw" "$d/docs" \
+	PATH=$tmp/bin:$PATH XNC_KLINE=$k "$top/bench/report.sh" "$d/run/$base.raw" "$d/docs" \
 		>"$d/out" 2>"$d/err" || { cat "$d/err"; fail "kernels $k: bench-report.sh exited $?"; }
 done
 kt=$d/docs/bench-kernels.md

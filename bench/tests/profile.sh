@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# scripts/bench-profile.py, the benchmark profile's parser, on a small fixed
-# profile directory laid out as tests/bench/guest.sh leaves it: perf script
+# bench/profile.py, the benchmark profile's parser, on a small fixed
+# profile directory laid out as bench/guest/bench.sh leaves it: perf script
 # samples whose callchains each test one attribution rule (innermost
 # phase-defining frame wins; memcpy under esp_output is ESP output,
 # xfrm_state_find under the bundle build is SA resolution, the outer
@@ -116,7 +116,7 @@ site() { # TYPE CALLER+OFF [DSO]
 	>"$d/1-stock.sites"
 site 0 xnc_lookup_with_ifid+0x1a0 '[xfrm_nocache]' | gzip >"$d/1-module.sites.gz"
 
-bp() { python3 "$top/scripts/bench-profile.py" "$@"; }
+bp() { python3 "$top/bench/profile.py" "$@"; }
 bp "$d" --tsv "$tmp/p.tsv" --md "$tmp/p.md" --plot "$tmp/p.plot" --explain 2>"$tmp/explain" ||
 	fail "bench-profile.py exited $?"
 
@@ -231,7 +231,7 @@ diff "$tmp/g.md" "$tmp/h.md" || fail "gcm: the report from the TSV differs"
 mkdir -p "$tmp/bin"
 printf '#!/bin/sh\ncat >"%s"\n' "$tmp/gnuplot.in" >"$tmp/bin/gnuplot"
 chmod +x "$tmp/bin/gnuplot"
-PATH=$tmp/bin:$PATH XNC_KLINE=6.1 "$top/scripts/bench-report.sh" --profile-only "$g" "$tmp/rep" \
+PATH=$tmp/bin:$PATH XNC_KLINE=6.1 "$top/bench/report.sh" --profile-only "$g" "$tmp/rep" \
 	>"$tmp/rep.out" 2>&1 || { cat "$tmp/rep.out"; fail "gcm: bench-report.sh --profile-only exited $?"; }
 grep -qF 'by phase (AES-GCM). ' "$tmp/rep/bench-profile.md" || fail "gcm: bench-profile.md does not name AES-GCM"
 grep -qF 'by phase (AES-GCM; perf cpu-clock' "$tmp/gnuplot.in" ||

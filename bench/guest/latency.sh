@@ -1,11 +1,11 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# Lookup latency under load, inside the VM (scripts/bench-latency.sh boots
+# Lookup latency under load, inside the VM (bench/latency.sh boots
 # it as make bench does: one vCPU, -icount shift=1, so guest nanoseconds
 # count instructions and one kernel's figures compare with another's).
 #
-# The topology of tests/bench/guest.sh, N tunnels (XNC_LAT_N, default 32),
+# The topology of bench/guest/bench.sh, N tunnels (XNC_LAT_N, default 32),
 # the module loaded with latency=1.  pktgen forwards XNC_LAT_COUNT packets
 # (default 40000) over all N tunnels per sample, in two scenarios,
 # interleaved for XNC_LAT_ROUNDS rounds (default 3):
@@ -27,9 +27,10 @@
 # packet looked up and not forwarded, the lookup not to blame)
 
 set -u
-# shellcheck disable=SC2034 # read by guest.sh, sourced next
+# shellcheck disable=SC2034 # read by bench.sh, sourced next
 XNC_BENCH_LIB=1
-. "$(dirname "$0")/guest.sh"
+# shellcheck source=SCRIPTDIR/bench.sh
+. "$(dirname "$0")/bench.sh"
 
 N=${XNC_LAT_N:-32}
 COUNT=${XNC_LAT_COUNT:-40000}
@@ -40,6 +41,7 @@ T=/tmp/latency
 
 # the gateway's histogram: "from_ns count" per non-empty bucket
 hist() {
+	# shellcheck disable=SC2016 # awk's own fields
 	ip netns exec bgw awk 'NR > 2 { print $1, $3 }' /proc/net/xfrm_nocache_latency
 }
 
@@ -67,9 +69,9 @@ churn() {
 		r=$((r + 1))
 		ip -n bgw -batch $T/pol-add || die "churn: adding policies failed"
 		ip -n bgw -batch $T/sa-add || die "churn: adding SAs failed"
-		th="24 24"
-		[ $((r % 2)) = 0 ] || th="16 16"
-		ip -n bgw xfrm policy set hthresh4 $th || die "churn: hthresh4 $th refused"
+		th=(24 24)
+		[ $((r % 2)) = 0 ] || th=(16 16)
+		ip -n bgw xfrm policy set hthresh4 "${th[@]}" || die "churn: hthresh4 ${th[*]} refused"
 		ip -n bgw -batch $T/pol-del || die "churn: deleting policies failed"
 		ip -n bgw -batch $T/sa-del || die "churn: deleting SAs failed"
 		echo $r >$T/rounds
@@ -78,7 +80,7 @@ churn() {
 
 # sample SCENARIO ROUND
 sample() {
-	local sc=$1 r=$2 rx0 rx1 l0 l1 d0 d1 cpid= mpid= dpid=
+	local sc=$1 r=$2 rx0 rx1 l0 l1 d0 d1 cpid='' mpid='' dpid=''
 	declare -A h0=() h1=()
 	local from c
 	while read -r from c; do h0[$from]=$c; done < <(hist)

@@ -3,14 +3,14 @@
 #
 # Lay out the benchmark's reference module in DIR: the shipped sources,
 # with every bundle creation in src/lookup.c going through xnc_ref_bundle()
-# and src/main.c's init and exit called from tests/bench/pcpu_ref.c's,
+# and src/main.c's init and exit called from bench/ref/pcpu_ref.c's,
 # which hold the per-CPU cache, built as xnc_pcpu_ref.ko.  Then, with DIR
 # absolute (for Debian 13's kernels inside this repository, all the
 # trixie root sees): scripts/kernel.sh build make -C
 # "$(scripts/kernel.sh bkdir)" M=DIR modules.
 # The shipped sources have no hook for it.
 #
-#   scripts/pcpu-ref-tree.sh DIR
+#   bench/pcpu-ref-tree.sh DIR
 
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,7 +19,7 @@ die() { echo "pcpu-ref-tree.sh: $*" >&2; exit 1; }
 mkdir -p "$dir"
 rm -rf "${dir:?}"/*
 cp -r "$top/src" "$top/include" "$dir/"
-cp "$top/tests/bench/pcpu_ref.c" "$top/tests/bench/pcpu_ref.h" "$dir/"
+cp "$top/bench/ref/pcpu_ref.c" "$top/bench/ref/pcpu_ref.h" "$dir/"
 
 # sub FILE COUNT SED: apply SED to DIR/FILE, which must change COUNT lines
 sub() {

@@ -1,7 +1,7 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# The benchmark, inside the VM (scripts/bench.sh boots it with one vCPU and
+# The benchmark, inside the VM (bench/bench.sh boots it with one vCPU and
 # -icount shift=1, so guest time counts instructions).  Forwarded packets/s
 # through a gateway holding N tunnel-mode ESP SAs and policies, one per
 # inner /24; pktgen picks a random destination per packet over all N /24s,
@@ -27,14 +27,14 @@
 #   stock        no module: Debian's own xfrm_lookup_with_ifid
 #   module       xfrm_nocache.ko
 #   pcpu-ref     xnc_pcpu_ref.ko: the same plus a 4.14-style per-CPU
-#                last-bundle cache (tests/bench/pcpu_ref.c), reference only
+#                last-bundle cache (bench/ref/pcpu_ref.c), reference only
 #   module-lat   xfrm_nocache.ko latency=1            (only N in XNC_BENCH_EXTRA_N,
 #   module-trace xfrm_nocache.ko + xnc_lookup enabled  null cipher)
 # and the ceiling: the same traffic with no policy at all.  One more, in
 # every block with XNC_BENCH_IDLE=1:
 #   idle         xfrm_nocache.ko loaded, its patch disabled: stock's lookup
 # and for each K in XNC_BENCH_PIN (e.g. "1 4"), in every block:
-#   pinK         xnc_slab_pin.ko count=K (tests/bench/slab_pin.c): stock's
+#   pinK         xnc_slab_pin.ko count=K (bench/ref/slab_pin.c): stock's
 #                lookup with K more 1 KiB kmalloc objects held, as loading
 #                any module leaves a few in that cache
 #
@@ -47,13 +47,13 @@
 # Then the profile (XNC_BENCH_PROFILE: 1, the default: after the throughput
 # blocks; only: alone, no throughput; 0: none): for N in
 # XNC_BENCH_PROFILE_N (1 1024), ESP with XNC_BENCH_PROFILE_CIPHER (null, or
-# gcm: AES-GCM; scripts/bench.sh refuses any other), the variants of
+# gcm: AES-GCM; bench/bench.sh refuses any other), the variants of
 # XNC_BENCH_PROFILE_VARIANTS (stock module; any of the benchmark's, e.g.
 # module-trace) interleaved over XNC_BENCH_PROFILE_ROUNDS (2) rounds, one pktgen sample each under
 # `perf record -a -g -e cpu-clock -c XNC_BENCH_PROFILE_PERIOD` (500000 ns
 # of guest time: under -icount shift=1, a sample every 250,000 guest
 # instructions, about 4,000 in a 2 s sample), enabled only while pktgen
-# runs.  Into $XNC_OUT/profile/ (scripts/bench-profile.py reads it):
+# runs.  Into $XNC_OUT/profile/ (bench/profile.py reads it):
 #   N-VARIANT-ROUND.txt.gz   perf script of the sample, with callchains
 #   N-VARIANT-ROUND.sample   received= sent= elapsed_us= pps= pps_noperf=
 #                            (the same count just before, without perf)
@@ -464,7 +464,7 @@ profile() {
 	fi
 }
 
-# tests/bench/latency.sh uses the functions above, not what follows
+# bench/guest/latency.sh uses the functions above, not what follows
 [ "${XNC_BENCH_LIB:-}" != 1 ] || return 0
 
 : >"$RAW"
