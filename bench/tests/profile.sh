@@ -118,7 +118,7 @@ site 0 xnc_lookup_with_ifid+0x1a0 '[xfrm_nocache]' | gzip >"$d/1-module.sites.gz
 
 bp() { python3 "$top/bench/profile.py" "$@"; }
 bp "$d" --tsv "$tmp/p.tsv" --md "$tmp/p.md" --plot "$tmp/p.plot" --explain 2>"$tmp/explain" ||
-	fail "bench-profile.py exited $?"
+	fail "profile.py exited $?"
 
 # samples per phase in $tsv: N VARIANT PHASE COUNT
 tsv=$tmp/p.tsv
@@ -164,7 +164,7 @@ diff "$tmp/p.md" "$tmp/q.md" || fail "the report from the TSV differs"
 # fewer samples than pktgen's run holds periods: records lost
 rm "$d/1-module.sites.gz"
 sed -i 's/elapsed_us=1000 /elapsed_us=1000000 /' "$d/1-module-1.sample"
-bp "$d" --tsv "$tmp/u.tsv" --md "$tmp/u.md" || fail "bench-profile.py exited $? without calibration"
+bp "$d" --tsv "$tmp/u.tsv" --md "$tmp/u.md" || fail "profile.py exited $? without calibration"
 grep -q '^- 1-module-1.txt.gz: 2 samples while pktgen ran 2000 periods: records lost$' "$tmp/u.md" ||
 	fail "lost records not reported"
 grep -q '^# split=no: no call-site calibration for module$' "$tmp/u.tsv" || fail "no reason for not splitting"
@@ -213,7 +213,7 @@ worker() { f process_one_work+0x1e2; f worker_thread+0x50; f kthread+0xe0; f ret
 	# a function no phase knows: other, not lost
 	hdr kworker/0:1; f test_no_such_fn+0x10; worker; echo
 } >"$g/1024-stock-1.txt"
-bp "$g" --tsv "$tmp/g.tsv" --md "$tmp/g.md" --explain 2>"$tmp/explain" || fail "gcm: bench-profile.py exited $?"
+bp "$g" --tsv "$tmp/g.tsv" --md "$tmp/g.md" --explain 2>"$tmp/explain" || fail "gcm: profile.py exited $?"
 tsv=$tmp/g.tsv
 want 1024 stock esp 5
 want 1024 stock fwd 1
@@ -232,8 +232,9 @@ mkdir -p "$tmp/bin"
 printf '#!/bin/sh\ncat >"%s"\n' "$tmp/gnuplot.in" >"$tmp/bin/gnuplot"
 chmod +x "$tmp/bin/gnuplot"
 PATH=$tmp/bin:$PATH XNC_KLINE=6.1 "$top/bench/report.sh" --profile-only "$g" "$tmp/rep" \
-	>"$tmp/rep.out" 2>&1 || { cat "$tmp/rep.out"; fail "gcm: bench-report.sh --profile-only exited $?"; }
-grep -qF 'by phase (AES-GCM). ' "$tmp/rep/bench-profile.md" || fail "gcm: bench-profile.md does not name AES-GCM"
+	>"$tmp/rep.out" 2>&1 || { cat "$tmp/rep.out"; fail "gcm: report.sh --profile-only exited $?"; }
+grep -qxF '| cipher | AES-GCM |' "$tmp/rep/bench-profile.md" || fail "gcm: bench-profile.md does not name AES-GCM"
+grep -q '^| ESP output | ' "$tmp/rep/bench-profile.md" || fail "gcm: bench-profile.md has no ESP output row"
 grep -qF 'by phase (AES-GCM; perf cpu-clock' "$tmp/gnuplot.in" ||
 	fail "gcm: the chart's title does not name AES-GCM: $(grep -m1 title "$tmp/gnuplot.in")"
-echo "bench-profile.py: 15 + 2 samples attributed as expected, SUB/MAIN split by call site, TSV round trip, unsplit and not-measured cases; an AES-GCM profile classed and named"
+echo "bench/profile.py: 15 + 2 samples attributed as expected, SUB/MAIN split by call site, TSV round trip, unsplit and not-measured cases; an AES-GCM profile classed and named"

@@ -1,13 +1,16 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# bench/report.sh on the samples of partial runs, made up here in
-# RAW's format: "Reading it" names only what the run measured.  The null
-# cipher alone at N = 1, 32 and 1024 (XNC_BENCH_CIPHERS=null
-# XNC_BENCH_N="1 32 1024"), and gcm alone at N=1, each on 6.1 (the
-# reading of docs/bench.md) and on another kernel (6.12-rt's): no
-# cipher, no N that was not run, no empty value where a number was
-# missing, no sentinel of an empty minimum or maximum (+800%, -100%).
-# No VM: qemu is a stub that gives its version; a few seconds (gnuplot).
+# bench/report.sh on samples made up here in RAW's format: partial runs
+# (null at N = 1, 32 and 1024; gcm at N=1 alone; idle and pin variants),
+# on 6.1 and on another kernel (6.12-rt).  Every cell of RAW is in the
+# page's tables with the median, spread and ratios to stock and to N=1
+# that an independent computation here gives, the summary table has
+# module/stock and pcpu-ref/stock of each N, the parameter table names
+# only what was run, and the page has no line of text: headings, tables,
+# images and the latency/local sections only.  Made again from its own
+# RAW, the page keeps its date and command; XNC_BENCH_MERGE=1 adds a
+# run's cells to the page's.  bench-kernels.md: a table per plan, a column
+# per kernel and cipher.  No VM; a few seconds (gnuplot).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/../.." && pwd)
 tmp=$(mktemp -d /tmp/xnc-brep.XXXXXX)
@@ -18,13 +21,11 @@ for k in 6.1 6.12-rt; do
 	XNC_KLINE=$k "$top/scripts/kernel.sh" version >/dev/null 2>&1 ||
 		{ echo "no $k kernel version (scripts/kernel.sh version: apt-cache)"; exit 4; }
 done
-mkdir -p "$tmp/bin"
-printf '#!/bin/sh\necho "QEMU emulator version 0 (test stub)"\n' >"$tmp/bin/qemu-system-x86_64"
-chmod +x "$tmp/bin/qemu-system-x86_64"
+command -v python3 >/dev/null || { echo "no python3"; exit 4; }
 
 # raw CIPHER "N...": three rounds of stock, module (0.5% ahead) and
-# pcpu-ref (25% ahead at N=1, 0.2% behind the module at every N > 1),
-# and the ceiling; 2 guest seconds a sample
+# pcpu-ref (25% ahead at N=1, 0.3% at N > 1), and the ceiling; 2 guest
+# seconds a sample
 raw() {
 	awk -v c="$1" -v ns="$2" 'BEGIN {
 		print "none 0 warmup 0 38000 2000 2000 51642 0 0 0 0"
@@ -45,100 +46,188 @@ raw() {
 	}'
 }
 
-# render NAME KERNEL CIPHER "N...": the page's "Reading it", into
-# $tmp/NAME.txt
-render() {
-	local d=$tmp/$1 base=bench
-	[ "$2" = 6.1 ] || base=bench-$2
-	mkdir -p "$d/run" "$d/docs"
-	raw "$3" "$4" >"$d/run/$base.raw"
-	PATH=$tmp/bin:$PATH XNC_KLINE=$2 "$top/bench/report.sh" "$d/run/$base.raw" "$d/docs" \
-		>"$d/out" 2>"$d/err" || { cat "$d/err"; fail "$1: bench-report.sh exited $?"; }
-	sed -n '/^## Reading it$/,/^!\[/p' "$d/docs/$base.md" >"$tmp/$1.txt"
-	[ -s "$tmp/$1.txt" ] || fail "$1: no \"Reading it\" in $d/docs/$base.md"
+# report NAME KERNEL RAW [ENV...]: bench/report.sh RAW into $tmp/NAME/docs
+report() {
+	local d=$tmp/$1 k=$2 r=$3
+	shift 3
+	mkdir -p "$d/docs"
+	env "$@" XNC_KLINE="$k" "$top/bench/report.sh" "$r" "$d/docs" >"$d/out" 2>"$d/err" ||
+		{ cat "$d/err"; fail "$(basename "$d"): report.sh exited $?"; }
 }
 
-# check NAME OTHER "N...": the reading names neither cipher OTHER nor an N
-# not in N..., has no value left empty or "-", and no percentage of
-# 100 or more
-check() {
-	local t=$tmp/$1.txt bad
-	bad=$(grep -wn -- "$2" "$t") && fail "$1: names $2, which was not run: $bad"
-	# an empty value: two spaces in a line (past its indent), a space
-	# before "." or ",", "( " or " )"; a missing ratio: "-"
-	bad=$(sed 's/^ *//' "$t" | grep -nE '  | [.,)]|\( |[^-0-9.]-[ ,)]') && fail "$1: a value missing: $bad"
-	bad=$(grep -oE 'N=[0-9]+' "$t" | sort -u | awk -v ns="$3" '
-		BEGIN { split(ns, n, " "); for (i in n) ok["N=" n[i]] = 1 }
-		!($0 in ok)') && [ -n "$bad" ] && fail "$1: names an N not run: ${bad//$'\n'/ }"
-	bad=$(grep -oE '[-+]?[0-9]+(\.[0-9]+)?%' "$t" | awk '{ v = $0 + 0; if (v >= 100 || v <= -100) print }') &&
-		[ -n "$bad" ] && fail "$1: a percentage out of range: ${bad//$'\n'/ }"
-	return 0
-}
-# want NAME TEXT: the reading has TEXT (a fixed string)
-want() {
-	grep -qF -- "$2" "$tmp/$1.txt" || { cat "$tmp/$1.txt"; fail "$1: no \"$2\""; }
+# verify PAGE RAW: the page's tables against RAW, computed here
+verify() {
+	python3 - "$1" "$2" <<'EOF' || fail "$1: the tables do not match its RAW"
+import sys
+page, raw = open(sys.argv[1]).read(), sys.argv[2]
+cells = {}
+for l in open(raw):
+    f = l.split()
+    if f[2] == "warmup":
+        continue
+    cells.setdefault((f[0], int(f[1]), f[2]), []).append(int(f[4]))
+def med(v):
+    v = sorted(v); n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+m = {k: med(v) for k, v in cells.items()}
+bad = []
+# the detail tables: one per cipher/plan, "## ESP null" or "## ESP null, hub-and-spoke plan"
+detail = {}
+sect = None
+for l in page.splitlines():
+    if l.startswith("## "):
+        sect = l[3:]
+        continue
+    if sect and sect.startswith("ESP ") and l.startswith("| ") and l[2].isdigit():
+        c = sect[4:].replace(", hub-and-spoke plan", "-hub")
+        x = [s.strip() for s in l.strip("|").split("|")]
+        if (c, int(x[0]), x[1]) in detail:
+            bad.append("twice: %s" % l)
+        detail[(c, int(x[0]), x[1])] = x
+for k, v in sorted(cells.items()):
+    if k[0] == "none":
+        continue
+    c, n, var = k
+    x = detail.pop(k, None)
+    if x is None:
+        bad.append("no row for %s N=%d %s" % k)
+        continue
+    s, o = m.get((c, n, "stock")), m.get((c, 1, var))
+    want = ["%d" % m[k], "%.1f%%" % (100 * (max(v) - min(v)) / m[k]),
+            "%.3f" % (m[k] / s) if s else "-", "%.3f" % (m[k] / o) if o else "-"]
+    if x[2:6] != want:
+        bad.append("%s N=%d %s: %s, not %s" % (c, n, var, x[2:6], want))
+for k in detail:
+    bad.append("a row RAW has no cell for: %s N=%d %s" % k)
+# the summary: module/stock and pcpu-ref/stock at every N
+summ = page.split("## module/stock and pcpu-ref/stock\n\n")[1].split("\n\n")[0].splitlines()
+hdr = [h.strip() for h in summ[0].strip("|").split("|")][1:]
+got = {}
+for l in summ[2:]:
+    x = [s.strip() for s in l.strip("|").split("|")]
+    for h, v in zip(hdr, x[1:]):
+        c, var = h.split()
+        if v != "-":
+            got[(c, int(x[0]), var)] = v
+want = {k: "%.3f" % (m[k] / m[(k[0], k[1], "stock")]) for k in m
+        if k[2] in ("module", "pcpu-ref") and (k[0], k[1], "stock") in m}
+if got != want:
+    bad.append("summary: %s" % sorted(set(got.items()) ^ set(want.items())))
+for b in bad:
+    print(b)
+sys.exit(1 if bad else 0)
+EOF
 }
 
-render null-6.1 6.1 null "1 32 1024"
-render null-rt 6.12-rt null "1 32 1024"
-render gcm1-6.1 6.1 gcm "1"
-render gcm1-rt 6.12-rt gcm "1"
-for t in null-6.1 null-rt; do
-	check $t gcm "1 32 1024"
-	want $t '- **module vs stock**: +0.5% to +0.5% (null) across N:'
-	want $t '- **module N=1024 vs N=1**: 0.999 (null): '
-	want $t 'at N=32 and 0.'
-	want $t 'behind the uncached'
-	want $t 'penalty with many tunnels is only 0.2% here** (N=1024, null; on'
+# param PAGE NAME VALUE: the parameter table's row NAME is VALUE
+param() {
+	grep -qxF -- "| $2 | $3 |" "$1" || { grep '^| ' "$1" | head -n 20; fail "$1: no row \"| $2 | $3 |\""; }
+}
+
+# prose PAGE: no line but headings, table rows, images, blank lines and
+# the sections bench/latency.sh and bench/local.sh write
+prose() {
+	local bad
+	bad=$(awk '/^<!-- (latency|local):/ { skip = 1 } skip { if (/^<!-- \//) skip = 0; next }
+		!/^(#|[|]|!\[|$)/' "$1")
+	[ -z "$bad" ] || fail "$1: a line of text: $bad"
+}
+
+mkdir -p "$tmp/run"
+raw null "1 32 1024" >"$tmp/run/null.raw"
+raw gcm "1" >"$tmp/run/gcm.raw"
+for k in 6.1 6.12-rt; do
+	base=bench on=
+	[ $k = 6.1 ] || base=bench-$k on=" on $k"
+	report "null-$k" $k "$tmp/run/null.raw"
+	p=$tmp/null-$k/docs/$base.md
+	[ -f "$p" ] || fail "null-$k: no $base.md"
+	head -n1 "$p" | grep -qxF "# Benchmark$on: forwarded IPsec packets/s against the number of tunnels" ||
+		fail "$p: title $(head -n1 "$p")"
+	verify "$p" "$tmp/run/null.raw"
+	prose "$p"
+	param "$p" ciphers null
+	param "$p" plans random
+	param "$p" N "1, 32, 1024"
+	param "$p" rounds 3
+	param "$p" "ceiling (no IPsec)" "38002 pps"
+	param "$p" "guest s/sample" 2
+	! grep -qw gcm "$p" || fail "$p: names gcm, which was not run"
+	grep -qxF '| 32 | 1.005 | 1.003 |' "$p" || fail "$p: no module/stock 1.005, pcpu-ref/stock 1.003 at N=32"
+	[ -f "$tmp/null-$k/docs/$base.png" ] || ! command -v gnuplot >/dev/null || fail "null-$k: no $base.png"
+	cmp -s "$tmp/run/null.raw" "$tmp/null-$k/docs/$base.raw" || fail "null-$k: $base.raw is not RAW"
+
+	report "gcm1-$k" $k "$tmp/run/gcm.raw"
+	p=$tmp/gcm1-$k/docs/$base.md
+	verify "$p" "$tmp/run/gcm.raw"
+	prose "$p"
+	param "$p" ciphers gcm
+	param "$p" N 1
+	! grep -qw null "$p" || fail "$p: names null, which was not run"
+	grep -qxF '| 1 | 1.005 | 1.250 |' "$p" || fail "$p: no module/stock 1.005, pcpu-ref/stock 1.250 at N=1"
 done
-want null-rt '  (1.005 x stock at N=1, 1.005 at N=1024, null).'
-want null-rt '- **pcpu-ref** at N=1: 1.250 x stock (null): every packet hits and'
-want null-6.1 '  (it does not change with N).'
-want null-6.1 '- **pcpu-ref** is ahead at N=1 (1.250 x stock null: every packet hits'
-for t in gcm1-6.1 gcm1-rt; do
-	check $t null "1"
-	want $t '- **module vs stock**: +0.5% (gcm, N=1):'
-	want $t 'it was measured at no N > 1.'
-	want $t 'penalty with many tunnels would be small here** (not measured in this run'
-	! grep -qF 'vs N=1**' "$tmp/$t.txt" || fail "$t: module N vs N=1 with N=1 alone"
+
+# idle and pin variants, the hub plan without pcpu-ref, and the run's
+# time: each in its table and named in the parameters
+d=$tmp/variants
+mkdir -p "$d"
+{ raw null "1 32"
+  raw null "1 32" | awk '$3 == "stock" && $1 != "none" { $3 = "idle"; $5 = int($5 * 0.988); print
+	$3 = "pin4"; $5 = int($5 * 0.99); print }'
+  raw null-hub "1 32" | grep -v -e pcpu-ref -e '^none'
+} >"$d/bench.raw"
+report variants 6.1 "$d/bench.raw" XNC_BENCH_SETTINGS='XNC_BENCH_N="1 32" '
+p=$d/docs/bench.md
+verify "$p" "$d/bench.raw"
+prose "$p"
+param "$p" plans "random, hub"
+cmd="\`XNC_BENCH_N=\"1 32\" make bench\`"
+param "$p" command "$cmd"
+grep -q '^| variants | .*idle (.*pin4 (' "$p" || fail "$p: idle, pin4 not among the variants"
+grep -qxF '| N | null module | null pcpu-ref | null-hub module |' "$p" ||
+	fail "$p: summary columns: $(grep -m1 '^| N | null' "$p")"
+XNC_BENCH_SETTINGS='XNC_BENCH_N="1 32" ' XNC_KLINE=6.1 "$top/bench/report.sh" "$d/bench.raw" "$d/docs" 754 \
+	>/dev/null 2>&1 || fail "variants: with RUN_SECONDS"
+param "$p" "run time" "12 min 34 s"
+
+# made again from its own RAW: the date and command stay, the tables too
+sed -i 's/^| date | .* |$/| date | 2000-01-02 |/' "$p"
+cp "$p" "$tmp/before.md"
+report variants 6.1 "$d/docs/bench.raw"
+param "$p" date 2000-01-02
+param "$p" command "$cmd"
+diff "$tmp/before.md" "$p" >/dev/null || { diff "$tmp/before.md" "$p"; fail "made again from its own RAW, the page changed"; }
+
+# XNC_BENCH_MERGE=1: gcm's cells added to the page's null and null-hub
+raw gcm "1" >"$tmp/run/bench.raw"
+report variants 6.1 "$tmp/run/bench.raw" XNC_BENCH_MERGE=1
+verify "$p" "$d/docs/bench.raw"
+param "$p" ciphers "null, gcm"
+grep -q '^| runs | more than one' "$p" || fail "merged: no runs row"
+for w in 'gcm 1 module ' 'null-hub 32 module '; do
+	grep -q "^$w" "$d/docs/bench.raw" || fail "merged: docs/bench.raw lacks \"$w\""
 done
-want gcm1-rt '  (1.005 x stock at N=1, gcm).'
-# "Against the targets" on a cell where the module is 1% behind stock and
-# idle (the module loaded, its patch off) 1.2% behind: the target is
-# missed, and module / idle says the lookup is not what lost it; where
-# the module is not behind stock, no such reading
-d=$tmp/idle
-mkdir -p "$d/run" "$d/docs"
-{ raw null "1"; raw null "32" | grep -v '^none' | awk '$3 == "module" { $5 = int($5 / 1.005 * 0.99) } 1'
-  raw null "1 32" | awk '$3 == "stock" && $1 != "none" { $3 = "idle"; if ($2 == 32) $5 = int($5 * 0.988); print }'
-} >"$d/run/bench.raw"
-PATH=$tmp/bin:$PATH XNC_KLINE=6.1 "$top/bench/report.sh" "$d/run/bench.raw" "$d/docs" \
-	>"$d/out" 2>"$d/err" || { cat "$d/err"; fail "idle: bench-report.sh exited $?"; }
-targets=$(sed -n '/^## Against the targets$/,/^## Reading it$/p' "$d/docs/bench.md")
-for w in '- null N=32: module / stock = 0.990 (target >= 1.00: MISSED; idle / stock = 0.988, module / idle = 1.002: ' \
-	'- null N=1: module / stock = 1.005 (target >= 1.00: ok); '; do
-	grep -qF -- "$w" <<<"$targets" || { echo "$targets"; fail "idle: no \"$w\""; }
-done
+
 # bench-kernels.md: a table for each plan run, a column for each kernel
 # and cipher that ran it, "-" where that N did not run there
 d=$tmp/kernels
-mkdir -p "$d/run" "$d/docs"
+mkdir -p "$d/run"
 { raw null "1 1024"; raw null-hub "1 1024" | grep -v -e pcpu-ref -e '^none'; } >"$d/run/bench.raw"
 raw null "1" >"$d/run/bench-6.12-rt.raw"
-for k in 6.1 6.12-rt; do
-	base=bench
-	[ $k = 6.1 ] || base=bench-$k
-	PATH=$tmp/bin:$PATH XNC_KLINE=$k "$top/bench/report.sh" "$d/run/$base.raw" "$d/docs" \
-		>"$d/out" 2>"$d/err" || { cat "$d/err"; fail "kernels $k: bench-report.sh exited $?"; }
-done
+report kernels 6.1 "$d/run/bench.raw"
+report kernels 6.12-rt "$d/run/bench-6.12-rt.raw"
 kt=$d/docs/bench-kernels.md
+prose "$kt"
 random=$(sed -n '/^## Random plan$/,/^## /p' "$kt")
-hub=$(sed -n '/^## Hub-and-spoke plan$/,$p' "$kt")
+hub=$(sed -n '/^## Hub-and-spoke plan$/,/^## Runs/p' "$kt")
 for w in '| N | 6.1 null | 6.12-rt null |' '| 1 | 1.005 | 1.005 |' '| 1024 | 1.005 | - |'; do
 	grep -qxF -- "$w" <<<"$random" || { cat "$kt"; fail "bench-kernels.md: random plan: no \"$w\""; }
 done
 for w in '| N | 6.1 null |' '| 1 | 1.005 |' '| 1024 | 1.005 |'; do
 	grep -qxF -- "$w" <<<"$hub" || { cat "$kt"; fail "bench-kernels.md: hub plan: no \"$w\""; }
 done
+today=$(date -u +%Y-%m-%d)
+grep -qF "| 6.12-rt | [bench-6.12-rt.md](bench-6.12-rt.md) | $today | $(XNC_KLINE=6.12-rt "$top/scripts/kernel.sh" version) |" "$kt" ||
+	{ cat "$kt"; fail "bench-kernels.md: no run row of 6.12-rt"; }
 ! grep -q 'gcm' "$kt" || fail "bench-kernels.md names gcm, which was not run"
-echo "bench-report.sh: the reading of null at N=1, 32, 1024 and of gcm at N=1, on 6.1 and 6.12-rt, names only what was run; the targets read module / idle where idle is behind stock; bench-kernels.md has each plan's table"
+echo "bench/report.sh: every cell of partial runs (null at N=1, 32, 1024, gcm at N=1, idle, pin4, the hub plan) on 6.1 and 6.12-rt in its tables as computed here, no text; made again from its RAW, the same page; merged runs; bench-kernels.md has each plan's table"
