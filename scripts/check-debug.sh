@@ -93,8 +93,8 @@ build() { # NAME DIR FILES...: make -C $kdir M=$out/NAME, log in NAME.build
 }
 # the module and its test variants as every build of them is made: with
 # the livepatch relocation step (scripts/build.sh)
-nice -n 19 scripts/build.sh "$kdir" "$out/mod" &&
-	nice -n 19 scripts/build.sh --variants "$kdir" "$out/mod" || {
+{ nice -n 19 scripts/build.sh "$kdir" "$out/mod" &&
+	nice -n 19 scripts/build.sh --variants "$kdir" "$out/mod"; } || {
 	echo "check-debug.sh: building the module against $kdir failed" >&2
 	exit 1
 }

@@ -9,6 +9,7 @@
 #   make demo [SWAN_N=30] [SWAN_REKEY=20]
 set -uo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck disable=SC2164 # top: a directory cd has just entered
 cd "$top"
 out=$(mktemp -d /tmp/xnc-demo.XXXXXX)
 rc=0

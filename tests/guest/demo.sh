@@ -9,6 +9,7 @@
 #
 #   swan-ca --lan-- swan-ga [charon A] ==ESP== [charon B] swan-gb --lan-- swan-cb
 #   10.1.X.0/24                                                 10.2.X.0/24
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 SWAN_N=${SWAN_N:-8}
 SWAN_REKEY=${SWAN_REKEY:-20}
@@ -34,6 +35,7 @@ table() {	# per-tunnel traffic: DIR of pings, snapshot before, after
 pk() { swan_pk "$1" "$2"; }
 snap() { swan_sas swan-ga >"$1"; swan_tunnels swan-ga >"$1.map"; }
 counters() {
+	# shellcheck disable=SC2016 # awk program
 	ip netns exec "$1" awk '$1 ~ /^(Lookups|LookupsIPv4|SocketPolicy|NoPolicy|Transformed|BundlesCreated|Queued|NoStates|Errors)$/ { printf "  %-16s %s\n", $1, $2 }' /proc/net/xfrm_nocache
 }
 
@@ -50,7 +52,7 @@ xnc_load || { echo "insmod failed"; echo "=== demo end"; exit 1; }
 cmd "cat /sys/kernel/livepatch/xfrm_nocache/enabled"; cat $LP/enabled
 
 say "2. two gateways, one charon each, $N IKEv2 connections (PSK, AES-GCM, X25519)"
-swan_net && swan_start || { echo "setup failed"; echo "=== demo end"; exit 1; }
+{ swan_net && swan_start; } || { echo "setup failed"; echo "=== demo end"; exit 1; }
 t0=$(date +%s%N)
 swan_initiate
 wait_for 120 swan_all_up || echo "NOT all up: A $(swan_child_up a)/$N, B $(swan_child_up b)/$N"
@@ -72,46 +74,46 @@ ip -n swan-ga -s xfrm state list spi "$out1" | sed -n '1,2p;/lifetime current/,+
 
 say "4. traffic: 10 pings per tunnel, client 10.1.X.10 -> 10.2.X.10, forwarded by both gateways"
 P=$SWAN_DIR/ping
-snap $SWAN_DIR/s0
-swan_ping_start $P 10 0.2
-swan_ping_wait $P
-snap $SWAN_DIR/s1
-table $P $SWAN_DIR/s0 $SWAN_DIR/s1
+snap "$SWAN_DIR/s0"
+swan_ping_start "$P" 10 0.2
+swan_ping_wait "$P"
+snap "$SWAN_DIR/s1"
+table "$P" "$SWAN_DIR/s0" "$SWAN_DIR/s1"
 cmd "ip netns exec swan-ga cat /proc/net/xfrm_nocache      # (excerpt)"
 counters swan-ga
 
 say "5. rekeying under traffic: 4 pings/s per tunnel for $((SWAN_REKEY + 6))s"
 rk0=$(swan_rekeys)
-snap $SWAN_DIR/r0
+snap "$SWAN_DIR/r0"
 cnt=$(((SWAN_REKEY + 6) * 4))
-swan_ping_start $P "$cnt" 0.25
-swan_ping_wait $P
+swan_ping_start "$P" "$cnt" 0.25
+swan_ping_wait "$P"
 wait_for 10 sh -c "[ \$(ip -n swan-ga xfrm state | grep -c '^src') = $((2 * N)) ]"
-snap $SWAN_DIR/r1
-read -r s r <<<"$(swan_ping_sum $P)"
-changed=$(awk 'FNR == NR { old[$1] = $3; next } !index(old[$1], $3)' $SWAN_DIR/r0.map $SWAN_DIR/r1.map | wc -l)
+snap "$SWAN_DIR/r1"
+read -r s r <<<"$(swan_ping_sum "$P")"
+changed=$(awk 'FNR == NR { old[$1] = $3; next } !index(old[$1], $3)' "$SWAN_DIR/r0.map" "$SWAN_DIR/r1.map" | wc -l)
 echo "CHILD_SA rekeys: $(( $(swan_rekeys) - rk0 )); tunnels with new SAs: $changed/$N; SAs now: $(swan_states swan-ga) (old ones deleted)"
 echo "probes: $s sent, $r answered, $((s - r)) lost"
-echo "net1 A->B SA: $(awk '$1 == 1 { print $3 }' $SWAN_DIR/r0.map) -> $(awk '$1 == 1 { print $3 }' $SWAN_DIR/r1.map)"
-grep 'outbound CHILD_SA net1{' $SWAN_DIR/a/charon.log | tail -n1 | sed 's/^/  charon A: /'
+echo "net1 A->B SA: $(awk '$1 == 1 { print $3 }' "$SWAN_DIR/r0.map") -> $(awk '$1 == 1 { print $3 }' "$SWAN_DIR/r1.map")"
+grep 'outbound CHILD_SA net1{' "$SWAN_DIR/a/charon.log" | tail -n1 | sed 's/^/  charon A: /'
 
 say "6. disable + rmmod under traffic (the stock path takes over), then insmod again"
-swan_ping_start $P 40 0.2
+swan_ping_start "$P" 40 0.2
 sleep 2
 cmd "echo 0 > /sys/kernel/livepatch/xfrm_nocache/enabled; rmmod xfrm_nocache"
-snap $SWAN_DIR/u0
+snap "$SWAN_DIR/u0"
 xnc_unload && echo "module removed: $(grep -c '^xfrm_nocache ' /proc/modules) loaded, /proc/net/xfrm_nocache $([ -e /proc/net/xfrm_nocache ] && echo present || echo gone)"
 sleep 2
-snap $SWAN_DIR/u1
+snap "$SWAN_DIR/u1"
 moved=0
 while read -r x _ out _; do
-	[ "$(pk $SWAN_DIR/u1 "$out")" -gt "$(pk $SWAN_DIR/u0 "$out")" ] && moved=$((moved + 1))
-done <$SWAN_DIR/u1.map
+	[ "$(pk "$SWAN_DIR/u1" "$out")" -gt "$(pk "$SWAN_DIR/u0" "$out")" ] && moved=$((moved + 1))
+done <"$SWAN_DIR/u1.map"
 echo "stock path: $moved/$N tunnels' A->B SAs carried traffic while unloaded"
 cmd "insmod xfrm_nocache.ko"
 xnc_load || echo "insmod failed"
-swan_ping_wait $P
-read -r s r <<<"$(swan_ping_sum $P)"
+swan_ping_wait "$P"
+read -r s r <<<"$(swan_ping_sum "$P")"
 echo "probes across rmmod/insmod: $s sent, $r answered, $((s - r)) lost"
 cmd "ip netns exec swan-ga cat /proc/net/xfrm_nocache      # counting again"
 counters swan-ga

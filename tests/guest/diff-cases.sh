@@ -14,7 +14,9 @@ esp_both() {
 	# beet carries the inner addresses in the SA's selector
 	sa "a b" "$a" "$b" 0x100 "$mode" sel src "$a" dst "$b"
 	sa "a b" "$b" "$a" 0x200 "$mode" sel src "$b" dst "$a"
+	# shellcheck disable=SC2086 # extra: ip xfrm policy words, none if empty
 	pol a src "$a" dst "$b" dir out $extra tmpl src "$a" dst "$b" proto esp mode "$mode"
+	# shellcheck disable=SC2086 # extra: ip xfrm policy words, none if empty
 	pol b src "$b" dst "$a" dir out $extra tmpl src "$b" dst "$a" proto esp mode "$mode"
 	# tunnel and beet: decapsulated packets must match an inbound policy
 	pol a src "$b" dst "$a" dir in tmpl src "$b" dst "$a" proto esp mode "$mode"
@@ -85,9 +87,9 @@ case_nested_ah_esp() {
 	local n
 	for n in a b; do
 		ip -n $n xfrm state add src $A4 dst $B4 proto ah spi 0x300 mode transport \
-			auth 'hmac(sha256)' $KEY
+			auth 'hmac(sha256)' "$KEY"
 		ip -n $n xfrm state add src $B4 dst $A4 proto ah spi 0x400 mode transport \
-			auth 'hmac(sha256)' $KEY
+			auth 'hmac(sha256)' "$KEY"
 	done
 	sa "a b" $A4 $B4 0x100 transport
 	sa "a b" $B4 $A4 0x200 transport
@@ -142,6 +144,7 @@ icmp_case() {
 	local flag=$1
 	pair
 	sa "a b" $B4 $A4 0x200 transport
+	# shellcheck disable=SC2086 # flag: "flag icmp" or none
 	pol b src $B4 dst $A4 proto udp dir out $flag tmpl proto esp mode transport
 	# UDP to a closed port of b: b answers port-unreachable
 	ip netns exec a "$XSEND" -n 2 $B4 6000
@@ -188,7 +191,7 @@ case_queue() {
 	sleep 1
 	expect "held, not sent" "$(sa_packets b 0x100)" 0
 	ip -n a xfrm state add src $A4 dst $B4 proto esp spi 0x100 mode transport \
-		aead 'rfc4106(gcm(aes))' $KEY 128
+		aead 'rfc4106(gcm(aes))' "$KEY" 128
 	wait $p
 	expect "queued ping answered" "$(sed -n 's/.* \([0-9]*\) received.*/\1/p' /tmp/queue.ping)" 1
 	expect "SA a->b" "$(sa_packets b 0x100)" 1
@@ -267,7 +270,7 @@ case_sub_policy() {
 	local n
 	for n in a b; do
 		ip -n $n xfrm state add src $A4 dst $B4 proto ah spi 0x300 mode transport \
-			auth 'hmac(sha256)' $KEY
+			auth 'hmac(sha256)' "$KEY"
 	done
 	sa "a b" $A4 $B4 0x100 transport
 	pol a src $A4 dst $B4 dir out ptype sub tmpl proto esp mode transport
@@ -302,6 +305,7 @@ case_sub_live() {
 	pol a src $A4 dst $B4 dir out ptype sub action block \
 		limit time-hard $((4 * XNC_SLOW))
 	expect "sub with a lifetime" "$(udp a $B4)" "$blocked"
+	# shellcheck disable=SC2016 # expanded by sh -c
 	wait_for $((15 * XNC_SLOW)) sh -c \
 		'[ -z "$(ip -n a xfrm policy list ptype sub)" ]' ||
 		echo "EXPECT-FAIL the sub policy did not expire"
@@ -312,6 +316,7 @@ case_sub_live() {
 }
 
 # per case: module counters that must have moved (namespace a, or NS:Name)
+# shellcheck disable=SC2034 # used by diff_case (diff-lib.sh)
 declare -A WANT=(
 	[esp4_transport]="Transformed BundlesCreated LookupsIPv4"
 	[esp6_transport]="Transformed BundlesCreated LookupsIPv6"
@@ -328,6 +333,7 @@ declare -A WANT=(
 	[sub_live]="Blocked Transformed SubPolicySearches"
 )
 
+# shellcheck disable=SC2034 # used by t-10-differential.sh
 DIFF_CASES="esp4_transport esp4_tunnel esp6_transport esp6_tunnel tunnel_4in6
 tunnel_6in4 beet4 nested_ah_esp nested_comp_esp block default_block icmp_flag
 icmp_noflag larval_drop queue noxfrm ifid mark socket_bypass socket_esp

@@ -78,7 +78,7 @@ pings() {
 # not by its own timer, which would start before the sender does (and
 # starting a process can take a second on a busy guest).
 udp() {
-	local ns=$1 dst=$2 rx=${RXNS:-b} v6= out
+	local ns=$1 dst=$2 rx=${RXNS:-b} v6='' out
 	shift 2
 	case $dst in *:*) v6=-6 ;; esac
 	ip netns exec "$rx" "$XSEND" -l $v6 -w 600 5000 >/tmp/udp.rx &
@@ -105,6 +105,7 @@ observe() {
 				if (match($0, /ptype [a-z]+/)) s = s " " substr($0, RSTART, RLENGTH)
 				if (match($0, /flag [a-z]+/)) s = s " " substr($0, RSTART, RLENGTH) }
 			/ use / { u = ($NF == "-" || $0 ~ /use 1970/) ? "unused" : "used"; print n ": POL " s " " u }'
+		# shellcheck disable=SC2016 # awk program
 		ip netns exec "$n" awk -v n="$n" '$2 != 0 { print n ": MIB " $1 "=" $2 }' /proc/net/xfrm_stat
 	done
 }
@@ -142,7 +143,7 @@ diff_stock() {
 }
 
 diff_case() {
-	local name=$1 d=$XNC_OUT/diff so mo lk
+	local name=$1 d=$XNC_OUT/diff so lk
 	mkdir -p "$d"
 	xnc_unload >/dev/null 2>&1
 	stock_window diff_stock "$name" "$d/$name.stock"
@@ -162,7 +163,6 @@ diff_case() {
 	xnc_unload || { echo "FAIL $name: module unload failed"; return 1; }
 
 	so=$(grep -c EXPECT-FAIL "$d/$name.stock")
-	mo=$(grep -c EXPECT-FAIL "$d/$name.module")
 	if ! diff -u "$d/$name.stock" "$d/$name.module" >"$d/$name.diff"; then
 		echo "FAIL $name: stock and module differ:"
 		sed -n '3,$p' "$d/$name.diff" | grep '^[-+]' | head -n 10

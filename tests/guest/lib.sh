@@ -22,7 +22,7 @@ XNC_SLOW=${XNC_SLOW:-1}
 # empty; a whole number from MIN to MAX, else the test fails naming NAME
 knob() {
 	local v=${!2:-$3}
-	[[ $v =~ ^[0-9]+$ ]] && [ "$v" -ge "$4" ] && [ "$v" -le "$5" ] ||
+	{ [[ $v =~ ^[0-9]+$ ]] && [ "$v" -ge "$4" ] && [ "$v" -le "$5" ]; } ||
 		fail "$2 must be a number from $4 to $5, not '$v'"
 	printf -v "$1" %s "$v"
 }
@@ -94,6 +94,7 @@ xnc_unload() {
 xnc_stat() {
 	local f=/proc/net/xfrm_nocache
 	if [ -n "${2:-}" ]; then
+		# shellcheck disable=SC2016 # awk program
 		ip netns exec "$2" awk -v n="$1" '$1 == n { print $2 }' $f
 	else
 		awk -v n="$1" '$1 == n { print $2 }' $f
@@ -103,6 +104,7 @@ xnc_stat() {
 # mib NAME [NETNS]: one counter of /proc/net/xfrm_stat
 mib() {
 	if [ -n "${2:-}" ]; then
+		# shellcheck disable=SC2016 # awk program
 		ip netns exec "$2" awk -v n="$1" '$1 == n { print $2 }' /proc/net/xfrm_stat
 	else
 		awk -v n="$1" '$1 == n { print $2 }' /proc/net/xfrm_stat

@@ -33,7 +33,7 @@ nsim_add() {
 		fail "cannot create netdevsim$id"
 	NSIM_IDS="$NSIM_IDS $id"
 	wait_for 5 nsim_has_port "$id" "$ns" || fail "netdevsim$id: no port"
-	dev=$(ip netns exec "$ns" ls /sys/bus/netdevsim/devices/netdevsim$id/net/)
+	dev=$(ip netns exec "$ns" ls "/sys/bus/netdevsim/devices/netdevsim$id/net/")
 	ip -n "$ns" link set "$dev" name "$name" || fail "rename $dev"
 	ip -n "$ns" link set "$name" arp off || fail "$name arp off"
 	ip -n "$ns" link set "$name" up || fail "$name up"
@@ -41,7 +41,7 @@ nsim_add() {
 }
 
 nsim_has_port() {
-	[ -n "$(ip netns exec "$2" ls /sys/bus/netdevsim/devices/netdevsim$1/net/ 2>/dev/null)" ]
+	[ -n "$(ip netns exec "$2" ls "/sys/bus/netdevsim/devices/netdevsim$1/net/" 2>/dev/null)" ]
 }
 
 # nsim_del ID: remove the bus device (unregisters its netdev)
@@ -53,7 +53,7 @@ nsim_del() {
 nsim_cleanup() {
 	local id
 	for id in $NSIM_IDS; do
-		[ -e /sys/bus/netdevsim/devices/netdevsim$id ] && nsim_del "$id"
+		[ -e "/sys/bus/netdevsim/devices/netdevsim$id" ] && nsim_del "$id"
 	done
 	rmmod netdevsim 2>/dev/null
 	return 0

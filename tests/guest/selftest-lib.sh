@@ -8,7 +8,7 @@
 #   want_hits   1 if the suite must go through xnc_xfrm_lookup_with_ifid
 # and after sourcing lib.sh.
 
-
+# shellcheck disable=SC2154 # suite, want_*: set by the t-60-selftest-*.sh
 st=$XNC_TOP/scripts/selftests.sh
 out=$XNC_OUT/selftest-$suite.log
 "$st" dir >/dev/null || fail "selftests not prepared on the host (scripts/selftests.sh)"
@@ -39,7 +39,7 @@ r=$(echo "$res" | grep '^RESULT ')
 val() { echo "$r" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # the module stayed in the path the whole time
-expect_eq "livepatch enabled after the suite" "$(cat $LP/enabled)" 1
+expect_eq "livepatch enabled after the suite" "$(cat "$LP/enabled")" 1
 [ "$want_hits" = 0 ] || expect_ge "calls of the replacement function" "$hits" 1
 # every check of the suite passed, as many as on stock
 expect_eq "$suite failed checks" "$(val fail)" 0

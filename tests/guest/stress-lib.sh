@@ -55,7 +55,7 @@ ST_TMP=$(mktemp -d /tmp/stress.XXXXXX)
 ST_START=$SECONDS
 ST_RES_N=0 ST_RES_SUM=0 ST_RES_MAX=0 ST_RES_WHAT=
 ST_UP_N=0 ST_UP_SUM=0 ST_UP_MAX=0
-ST_RXPID= ST_TXPID= ST_GWPID=
+ST_RXPID='' ST_TXPID='' ST_GWPID=''
 declare -A ST_READERS
 
 # st_nap SECONDS: sleep without forking (a read with a timeout on a fifo
@@ -68,9 +68,9 @@ st_ms() { echo $((${EPOCHREALTIME/./} / 1000)); }
 # st_log MSG: a "# " line with the time into the scenario and how the
 # VM's CPU time went since the last one (user, system, softirq, idle)
 st_log() {
-	local c u n s i w q sq rest now=() d
-	read -r c u n s i w q sq rest </proc/stat
-	now=($((u + n)) $s $sq $((i + w)))
+	local u n s i w sq rest now=() d
+	read -r _ u n s i w _ sq rest </proc/stat
+	now=($((u + n)) "$s" "$sq" $((i + w)))
 	d="${ST_CPU[*]:+; cpu since the last: $(st_cpu_pct "${now[@]}")}"
 	ST_CPU=("${now[@]}")
 	log "[$((SECONDS - ST_START)) s] $*$d"
@@ -174,8 +174,8 @@ st_gw_up() {
 # st_gw_anchor_stop: the anchor holds gw alive; stop it before deleting gw
 st_gw_anchor_stop() {
 	[ -n "$ST_GWPID" ] || return 0
-	kill $ST_GWPID 2>/dev/null
-	wait $ST_GWPID 2>/dev/null
+	kill "$ST_GWPID" 2>/dev/null
+	wait "$ST_GWPID" 2>/dev/null
 	ST_GWPID=
 }
 
@@ -284,6 +284,7 @@ st_traffic_start() {
 	for x in $(seq 1 $N); do
 		dsts="$dsts 10.2.$x.1"
 	done
+	# shellcheck disable=SC2086 # dsts: the 32 destinations, words
 	ip netns exec src "$XSTREAM" -i $((1000000 / ST_PPS)) -p 5000 $dsts \
 		>"$ST_TMP/tx.out" 2>&1 &
 	ST_TXPID=$!
@@ -291,11 +292,11 @@ st_traffic_start() {
 }
 
 st_traffic_stop() {
-	[ -n "$ST_TXPID" ] && kill $ST_TXPID 2>/dev/null && wait $ST_TXPID 2>/dev/null
+	[ -n "$ST_TXPID" ] && kill "$ST_TXPID" 2>/dev/null && wait "$ST_TXPID" 2>/dev/null
 	[ -n "$ST_RXPID" ] && st_rx && log "sink received $RX datagrams;" \
 		"src: $(cat "$ST_TMP/tx.out" 2>/dev/null)"
-	[ -n "$ST_RXPID" ] && kill $ST_RXPID 2>/dev/null && wait $ST_RXPID 2>/dev/null
-	ST_TXPID= ST_RXPID=
+	[ -n "$ST_RXPID" ] && kill "$ST_RXPID" 2>/dev/null && wait "$ST_RXPID" 2>/dev/null
+	ST_TXPID='' ST_RXPID=''
 }
 
 # st_links_up NS/DEV...: wait until each device is operationally up.  The
@@ -399,10 +400,10 @@ st_readers_stop() {
 		# fail to parse a TERM trap caught inside a $(...), and the
 		# loop then never exits)
 		for p in ${ST_READERS[$ns]}; do
-			kill -STOP $p 2>/dev/null
-			pkill -KILL -P $p 2>/dev/null
-			kill -KILL $p 2>/dev/null
-			wait $p 2>/dev/null
+			kill -STOP "$p" 2>/dev/null
+			pkill -KILL -P "$p" 2>/dev/null
+			kill -KILL "$p" 2>/dev/null
+			wait "$p" 2>/dev/null
 		done
 		unset "ST_READERS[$ns]"
 	done
@@ -413,9 +414,10 @@ st_readers_stop() {
 # walker entry in the kernel, no lock.
 st_readers_signal() {
 	local p
+	# shellcheck disable=SC2068 # each entry: the pids of a namespace's loops
 	for p in ${ST_READERS[@]}; do
-		kill -"$1" $p 2>/dev/null
-		pkill -"$1" -P $p 2>/dev/null
+		kill -"$1" "$p" 2>/dev/null
+		pkill -"$1" -P "$p" 2>/dev/null
 	done
 	return 0
 }
@@ -425,7 +427,9 @@ st_readers_cont() { st_readers_signal CONT; }
 st_readers_report() {
 	local ns d m
 	for ns in "$@"; do
+		# shellcheck disable=SC2002 # a missing file counts 0 lines
 		d=$(cat "$ST_TMP/dumps.$ns" 2>/dev/null | wc -l)
+		# shellcheck disable=SC2002 # a missing file counts 0 lines
 		m=$(cat "$ST_TMP/monitor.$ns" 2>/dev/null | wc -l)
 		log "readers in $ns: $d rounds of ip -s xfrm state + policy dumps, $m lines of ip xfrm monitor"
 		[ "$d" -gt 0 ] || fail "the dump loop in $ns never completed a round"
@@ -444,7 +448,7 @@ st_more() {
 		[ "$1" -le 50 ] || return 1
 		[ "$1" -le "$ST_ROUNDS" ] && return 0
 	fi
-	[ $SECONDS -lt $ST_END ]
+	[ $SECONDS -lt "$ST_END" ]
 }
 
 # --- setup and end checks ------------------------------------------------------
@@ -453,7 +457,7 @@ st_cleanup() {
 	st_readers_stop
 	st_traffic_stop >/dev/null
 	st_gw_anchor_stop
-	[ -n "${ST_BG:-}" ] && kill $ST_BG 2>/dev/null && wait $ST_BG 2>/dev/null
+	[ -n "${ST_BG:-}" ] && kill "$ST_BG" 2>/dev/null && wait "$ST_BG" 2>/dev/null
 	exec {ST_NAPFD}>&-
 	rm -rf "$ST_TMP"
 }
@@ -464,10 +468,10 @@ st_setup() {
 	ST_DST0=$(st_slab $ST_DST_SLAB)
 	ST_STATE0=$(st_slab xfrm_state)
 	st_write_batches
-	ip netns add src && ip -n src link set lo up || fail "cannot create src"
-	ip netns add sink && ip -n sink link set lo up || fail "cannot create sink"
-	ip -n sink link add d0 type dummy && ip -n sink link set d0 up &&
-		ip -n sink -batch "$ST_TMP/sink-addr" || fail "cannot set up sink"
+	{ ip netns add src && ip -n src link set lo up; } || fail "cannot create src"
+	{ ip netns add sink && ip -n sink link set lo up; } || fail "cannot create sink"
+	{ ip -n sink link add d0 type dummy && ip -n sink link set d0 up &&
+		ip -n sink -batch "$ST_TMP/sink-addr"; } || fail "cannot set up sink"
 	st_gw_up || fail "cannot set up gw"
 	st_xfrm_base sink || fail "cannot set up sink's SAs and policies"
 	st_links_up src/s0 gw/g0 gw/g1 sink/k1

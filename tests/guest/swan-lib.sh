@@ -61,10 +61,10 @@ swan_net() {
 	ip -n swan-ga addr add 192.0.2.1/24 dev wan
 	ip -n swan-gb addr add 192.0.2.2/24 dev wan
 	for x in $(seq 1 "$SWAN_N"); do
-		ip -n swan-ca addr add 10.1.$x.10/24 dev lan
-		ip -n swan-ga addr add 10.1.$x.1/24 dev lan
-		ip -n swan-gb addr add 10.2.$x.1/24 dev lan
-		ip -n swan-cb addr add 10.2.$x.10/24 dev lan
+		ip -n swan-ca addr add "10.1.$x.10/24" dev lan
+		ip -n swan-ga addr add "10.1.$x.1/24" dev lan
+		ip -n swan-gb addr add "10.2.$x.1/24" dev lan
+		ip -n swan-cb addr add "10.2.$x.10/24" dev lan
 	done
 	for ns in $SWAN_NS; do
 		ip -n "$ns" link set lan up 2>/dev/null
@@ -155,7 +155,7 @@ swan_ctl() {
 # swan_charon GW: start the gateway's charon in its netns, wait for vici
 swan_charon() {
 	local gw=$1 d=$SWAN_DIR/$1
-	ip netns exec swan-g$gw unshare -m --propagation private sh -c \
+	ip netns exec "swan-g$gw" unshare -m --propagation private sh -c \
 		"mount --bind $d/run /run && STRONGSWAN_CONF=$d/strongswan.conf exec $SWAN_CHARON" \
 		>"$d/charon.out" 2>&1 </dev/null &
 	echo $! >"$d/pid"
@@ -262,11 +262,12 @@ swan_ping_start() {
 	local dir=$1 cnt=$2 int=$3 x c; shift 3
 	mkdir -p "$dir"
 	rm -f "$dir"/*.ping "$dir/pids"
+	# shellcheck disable=SC2068 # tunnel numbers: the arguments, or seq's
 	for x in ${@:-$(seq 1 "$SWAN_N")}; do
 		c=(-q -c "$cnt")
 		[ "$cnt" = var ] && c=(-q -c $((2 + x % 5)))
 		[ "$cnt" = open ] && c=()
-		ip netns exec swan-ca ping -n "${c[@]}" -i "$int" -W 3 -I 10.1.$x.10 10.2.$x.10 \
+		ip netns exec swan-ca ping -n "${c[@]}" -i "$int" -W 3 -I "10.1.$x.10" "10.2.$x.10" \
 			>"$dir/$x.ping" 2>&1 &
 		echo $! >>"$dir/pids"
 	done
@@ -274,6 +275,7 @@ swan_ping_start() {
 
 swan_ping_wait() {
 	local p
+	# shellcheck disable=SC2013 # pids: one number a line
 	for p in $(cat "$1/pids"); do wait "$p"; done
 	return 0
 }
@@ -281,6 +283,7 @@ swan_ping_wait() {
 # swan_ping_stop DIR: end an "open" run (ping prints its summary on SIGINT)
 swan_ping_stop() {
 	local p
+	# shellcheck disable=SC2013 # pids: one number a line
 	for p in $(cat "$1/pids"); do kill -INT "$p" 2>/dev/null; done
 	swan_ping_wait "$1"
 }

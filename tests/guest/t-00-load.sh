@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # Load: the livepatch is enabled, patches xfrm_lookup_with_ifid in vmlinux,
 # and /proc/net/xfrm_nocache exists in every namespace, old and new.
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 set -e
 

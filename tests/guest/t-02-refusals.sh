@@ -111,6 +111,7 @@ ip -n a xfrm policy add src 10.9.0.1 dst 10.9.0.2 dir out tmpl proto esp mode tr
 xnc_load || fail "load failed"
 ip netns exec a ping -q -i 0.05 -w 120 10.9.0.2 >/dev/null 2>&1 &
 pinger=$!
+# shellcheck disable=SC2155 # their status is not used
 ours() { local l=$(xnc_stat Lookups a) e=$(sa_packets b 0x101); sleep 0.5
 	 [ "$(xnc_stat Lookups a)" -gt "$l" ] && [ "$(sa_packets b 0x101)" -gt "$e" ]; }
 wait_for 5 ours || fail "traffic not through our patch before the other one"

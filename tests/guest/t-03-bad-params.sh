@@ -7,6 +7,7 @@
 # without the newline "echo" adds and cut at 32 characters.  0 and 1, and
 # the other words of a bool parameter (y/n, on/off), are taken.  No
 # network: nothing here depends on traffic.
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 P=/sys/module/xfrm_nocache/parameters/latency
 long=$(printf 'x%.0s' $(seq 1 100))

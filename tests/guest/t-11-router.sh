@@ -10,6 +10,7 @@
 #  | 10.255.0.1  |              | 10.255.0.2       |  ESP x 32  | 192.168.100.2|
 #  +-------------+              | 192.168.100.1    |            | 10.2.X.1 (X=1..32, dummy)
 #                               +------------------+            +--------------+
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff-lib.sh"
 N=32
@@ -28,16 +29,16 @@ ip -n peer route add 10.255.0.0/24 via 192.168.100.1
 ip netns exec gw sysctl -qw net.ipv4.ip_forward=1
 for x in $(seq 1 $N); do
 	spi=$((0x1000 + x))
-	ip -n peer addr add 10.2.$x.1/24 dev d0
-	ip -n gw route add 10.2.$x.0/24 via 192.168.100.2
+	ip -n peer addr add "10.2.$x.1/24" dev d0
+	ip -n gw route add "10.2.$x.0/24" via 192.168.100.2
 	for n in gw peer; do
 		ip -n $n xfrm state add src 192.168.100.1 dst 192.168.100.2 proto esp \
-			spi $spi reqid $x mode tunnel aead 'rfc4106(gcm(aes))' $KEY 128
+			spi $spi reqid "$x" mode tunnel aead 'rfc4106(gcm(aes))' $KEY 128
 	done
-	ip -n gw xfrm policy add src 10.255.0.0/24 dst 10.2.$x.0/24 dir out \
-		tmpl src 192.168.100.1 dst 192.168.100.2 proto esp reqid $x mode tunnel
-	ip -n peer xfrm policy add src 10.255.0.0/24 dst 10.2.$x.0/24 dir in \
-		tmpl src 192.168.100.1 dst 192.168.100.2 proto esp reqid $x mode tunnel
+	ip -n gw xfrm policy add src 10.255.0.0/24 dst "10.2.$x.0/24" dir out \
+		tmpl src 192.168.100.1 dst 192.168.100.2 proto esp reqid "$x" mode tunnel
+	ip -n peer xfrm policy add src 10.255.0.0/24 dst "10.2.$x.0/24" dir in \
+		tmpl src 192.168.100.1 dst 192.168.100.2 proto esp reqid "$x" mode tunnel
 done
 # resolve neighbours first so no packet waits
 ip netns exec src ping -q -c1 -W2 10.255.0.2 >/dev/null || fail "no underlay"
@@ -50,9 +51,10 @@ ip netns exec peer "$XSEND" -l -w 3 5000 >/tmp/router.rx &
 rx=$!
 wait_for 5 grep -q listening /tmp/router.rx
 # round-robin over all subnets, PER rounds
+# shellcheck disable=SC2034 # r: the round, not used
 for r in $(seq 1 $PER); do
 	for x in $(seq 1 $N); do
-		ip netns exec src "$XSEND" -n 1 10.2.$x.1 5000 >/dev/null
+		ip netns exec src "$XSEND" -n 1 "10.2.$x.1" 5000 >/dev/null
 	done
 done
 wait $rx

@@ -13,6 +13,7 @@
 # A namespace kept by a leaked reference is never freed, whatever follows.
 # The slab is shrunk before each count: SLUB counts every object of a
 # CPU's slabs as in use, freed or not.
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff-lib.sh"
 
@@ -41,6 +42,7 @@ pol a src $A dst $B dir out tmpl proto esp mode transport
 ip netns exec a ping -q -i 0.05 -w 120 $B >/tmp/churn.ping 2>&1 &
 pinger=$!
 
+# shellcheck disable=SC2155 # its status is not used
 grows() { local v=$(sa_packets b "$1"); sleep 0.5; [ "$(sa_packets b "$1")" -gt "${v:-0}" ]; }
 wait_for 3 grows 0x100 || fail "no traffic through SA 0x100"
 

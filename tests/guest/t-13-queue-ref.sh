@@ -24,6 +24,7 @@
 #   | va  10.13.0.1     |----------| vb  10.13.0.2     |
 #   +------------------+          +------------------+
 #   policy 10.13.0.1 -> 10.13.0.2 ESP transport, no SA, xfrm_larval_drop=0
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 knob COUNT XNC_QUEUE_COUNT 20 1 1000
 XSEND=$XNC_TOP/tests/tools/xsend

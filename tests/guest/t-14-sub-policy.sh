@@ -22,13 +22,14 @@
 #   loaded again with it there: the same;
 # - a namespace deleted right after its sub policy (a recount queued as it
 #   dies) leaves nothing behind (the console check fails a splat).
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff-lib.sh"
 knob ROUNDS XNC_SUB_ROUNDS 100 1 100000
 knob CROUNDS XNC_SUB_CROUNDS 60 1 100000
 A4=10.0.0.1 B4=10.0.0.2
 XSTREAM=$XNC_TOP/tests/tools/xstream
-[ -x "$XSEND" ] && [ -x "$XSTREAM" ] || fail "xsend/xstream missing (make tools)"
+{ [ -x "$XSEND" ] && [ -x "$XSTREAM" ]; } || fail "xsend/xstream missing (make tools)"
 
 searches() { xnc_stat SubPolicySearches "${1:-a}"; }
 # one datagram from a: what xsend says ("sent=1" or "sent=0 errno=EPERM x1")
@@ -120,6 +121,7 @@ lst=$!
 ip netns exec a "$XSTREAM" -c -i 0 $B4 >/tmp/sub.cstream &
 cs=$!
 moving() {
+	# shellcheck disable=SC2155 # its status is not used
 	local p=$(sa_packets a 0x100)
 	sleep 0.1
 	[ "$(sa_packets a 0x100)" != "$p" ]

@@ -7,6 +7,7 @@
 # every insertion, notified or not), and lookups search the sub policies
 # until it is deleted.  Topology of diff-lib.sh, an ESP transport SA and
 # main policy a -> b.
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff-lib.sh"
 SUBINS_KO=${XNC_SUBINS_KO:-$(dirname "${XNC_OTHER_KO:-$XNC_TOP/tests/tools/klp-other/x}")/xnc_subins.ko}

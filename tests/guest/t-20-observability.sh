@@ -9,6 +9,7 @@
 # its duration with latency=1, 0 without: no clock read then); a
 # socket policy whose SA is missing counts as NoStates.  Topology:
 # diff-lib.sh.
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff-lib.sh"
 P=/sys/module/xfrm_nocache/parameters/latency
@@ -34,6 +35,7 @@ expect_eq "after refused writes" "$(cat $P)" N
 pair
 sa "a b" 10.0.0.1 10.0.0.2 0x100 transport
 pol a src 10.0.0.1 dst 10.0.0.2 dir out tmpl proto esp mode transport
+# shellcheck disable=SC2016 # awk program
 hist() { ip netns exec a awk 'NR > 2 { n += $3 } END { print n + 0 }' /proc/net/xfrm_nocache_latency; }
 
 udp a 10.0.0.2 >/dev/null
@@ -54,6 +56,7 @@ expect_ge "lookups while on (>= histogram entries)" "$l" "$h"
 ip netns add c
 ip -n c link set lo up
 ip netns exec c ping -q -c 2 -W 1 127.0.0.1 >/dev/null
+# shellcheck disable=SC2016 # awk program
 [ "$(ip netns exec c awk 'NR > 2 { n += $3 } END { print n + 0 }' /proc/net/xfrm_nocache_latency)" -ge 1 ] ||
 	fail "no histogram entries in a namespace created while on"
 ip netns del c

@@ -15,6 +15,7 @@
 #    gone.
 # perf takes about 30 s to start under TCG.  The console must stay clean
 # throughout (the runner and vm.sh check).
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/diff-lib.sh"
 T=/sys/kernel/tracing

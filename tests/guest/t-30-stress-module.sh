@@ -21,6 +21,7 @@ policy_churn() {
 		st_nap 0.3
 	done
 }
+# shellcheck disable=SC2155 # its status is not used
 moving() { local v=$(st_gw_stat Lookups); st_nap 0.2; [ "$(st_gw_stat Lookups)" -gt "$v" ]; }
 
 st_setup

@@ -74,11 +74,13 @@ while st_more $((round + 1)); do
 	# and would keep gw alive: no process may be left in gw
 	stray=$(ip netns pids gw)
 	if [ -n "$stray" ]; then
-		log "round $round: $(echo $stray | wc -w) reader process(es) left in gw:" \
+		log "round $round: $(echo "$stray" | wc -w) reader process(es) left in gw:" \
 			"$(for p in $stray; do tr '\0' ' ' <"/proc/$p/cmdline"; echo -n '; '; done)"
+		# shellcheck disable=SC2086 # stray: pids, one a line
 		kill $stray 2>/dev/null
 		strays=$((strays + 1))
 	fi
+	# shellcheck disable=SC2016 # expanded by sh -c
 	wait_for 5 sh -c '[ -z "$(ip netns pids gw)" ]' ||
 		fail "round $round: processes still in gw: $(ip netns pids gw | tr '\n' ' ')"
 	gwino=$(stat -L -c %i /run/netns/gw)

@@ -16,6 +16,7 @@
 #     blocked, or none: one of the tunnels' own policies won), and the set
 #     of the extra ones whose use time the probes moved, must be identical.
 #  3. Back to the 32 policies; then the end checks of stress-lib.sh.
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/stress-lib.sh"
 
@@ -35,8 +36,9 @@ while st_more $((round + 1)); do
 		flushes=$((flushes + 1))
 		st_resume "policy flush + re-add (round $round)"
 	else
+		# shellcheck disable=SC2086 # th[]: the four thresholds, words
 		set -- ${th[$((round / 2 % ${#th[@]}))]}
-		ip -n gw xfrm policy set hthresh4 $1 $2 hthresh6 $3 $4 ||
+		ip -n gw xfrm policy set hthresh4 "$1" "$2" hthresh6 "$3" "$4" ||
 			fail "round $round: hthresh $* refused"
 		rehashes=$((rehashes + 1))
 		st_resume "hthresh4 $1 $2 hthresh6 $3 $4 (round $round)"
@@ -62,7 +64,7 @@ done
 # selector is the same policy whatever the priority).  Policies with a dst
 # prefix of 26 or more give the probe flows (an address inside, the port):
 # the first 40 of those ahead of the tunnels' policies, the first 10 after.
-awk -v n=$ST_MANY -v pol="$ST_TMP/extra-pol" -v probes="$ST_TMP/probes" '
+awk -v n="$ST_MANY" -v pol="$ST_TMP/extra-pol" -v probes="$ST_TMP/probes" '
 function ip(a) { return int(a / 16777216) "." int(a / 65536) % 256 "." int(a / 256) % 256 "." a % 256 }
 function net(a, p) { return int(a / 2 ^ (32 - p)) * 2 ^ (32 - p) }
 BEGIN {
@@ -156,7 +158,7 @@ diff -u "$ST_TMP/used.stock" "$ST_TMP/used.patched" ||
 # the check must be able to fail: the probes must exercise real choices
 kinds=$(sed 's/.* -> //' "$ST_TMP/stock.probes" | sort -u | wc -l)
 log "$kinds distinct outcomes among the 50 probe flows"
-[ "$kinds" -ge 10 ] && [ "$nsa" -lt 50 ] || fail "probe flows too uniform to compare ($kinds distinct outcomes, $nsa via a probe SA)"
+{ [ "$kinds" -ge 10 ] && [ "$nsa" -lt 50 ]; } || fail "probe flows too uniform to compare ($kinds distinct outcomes, $nsa via a probe SA)"
 [ "$(wc -l <"$ST_TMP/used.stock")" -ge 10 ] || fail "fewer than 10 of the $ST_MANY policies used by the probes"
 
 # --- 3. back to the 32 ------------------------------------------------------------

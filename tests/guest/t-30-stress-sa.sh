@@ -16,7 +16,7 @@
 # SPI of tunnel X: 0x1000 + X or 0x3000 + X, alternating
 declare -A spi
 for x in $(seq 1 $N); do spi[$x]=$((0x1000 + x)); done
-other() { [ $1 -lt $((0x3000)) ] && echo $(($1 + 0x2000)) || echo $(($1 - 0x2000)); }
+other() { [ "$1" -lt $((0x3000)) ] && echo $(($1 + 0x2000)) || echo $(($1 - 0x2000)); }
 sa_args() { # X SPI [extra]
 	echo "src 192.168.100.1 dst 192.168.100.2 proto esp spi $2 reqid $1 mode tunnel $ST_ALG ${3:-}"
 }
@@ -26,7 +26,7 @@ batch_both() { # run the batch file $1 in sink, then gw
 current_sas() {
 	local x
 	for x in $(seq 1 $N); do
-		echo "xfrm state add $(sa_args $x ${spi[$x]})"
+		echo "xfrm state add $(sa_args "$x" "${spi[$x]}")"
 	done
 }
 
@@ -44,8 +44,8 @@ while st_more $((round + 1)); do
 	1)	# break before make: delete, then add under a new SPI
 		for x in $(seq $first $((first + 7))); do
 			echo "xfrm state delete src 192.168.100.1 dst 192.168.100.2 proto esp spi ${spi[$x]}"
-			spi[$x]=$(other ${spi[$x]})
-			echo "xfrm state add $(sa_args $x ${spi[$x]})"
+			spi[$x]=$(other "${spi[$x]}")
+			echo "xfrm state add $(sa_args "$x" "${spi[$x]}")"
 		done >"$ST_TMP/b"
 		batch_both "$ST_TMP/b" || fail "round $round: replace failed"
 		replaced=$((replaced + 8))
@@ -53,7 +53,7 @@ while st_more $((round + 1)); do
 		;;
 	2)	# update in place
 		for x in $(seq 1 $N); do
-			echo "xfrm state update $(sa_args $x ${spi[$x]} "limit time-soft $((3600 + round)) limit time-hard $((7200 + round))")"
+			echo "xfrm state update $(sa_args "$x" "${spi[$x]}" "limit time-soft $((3600 + round)) limit time-hard $((7200 + round))")"
 		done >"$ST_TMP/b"
 		ip -n gw -batch "$ST_TMP/b" || fail "round $round: update failed"
 		updated=$((updated + N))
@@ -72,11 +72,11 @@ while st_more $((round + 1)); do
 		: >"$ST_TMP/b2"
 		for x in $(seq $first $((first + 7))); do
 			echo "xfrm state delete src 192.168.100.1 dst 192.168.100.2 proto esp spi ${spi[$x]}" >>"$ST_TMP/b2"
-			spi[$x]=$(other ${spi[$x]})
-			echo "xfrm state add $(sa_args $x ${spi[$x]})" >>"$ST_TMP/b"
+			spi[$x]=$(other "${spi[$x]}")
+			echo "xfrm state add $(sa_args "$x" "${spi[$x]}")" >>"$ST_TMP/b"
 		done
 		batch_both "$ST_TMP/b" || fail "round $round: rekey (add) failed"
-		ip -n gw -batch "$ST_TMP/b2" && ip -n sink -batch "$ST_TMP/b2" ||
+		{ ip -n gw -batch "$ST_TMP/b2" && ip -n sink -batch "$ST_TMP/b2"; } ||
 			fail "round $round: rekey (delete) failed"
 		rekeyed=$((rekeyed + 8))
 		st_resume "8 SAs rekeyed (round $round)"
@@ -88,7 +88,7 @@ st_settle gw "$ST_CNT_GW"
 expect_eq "gw counts after the churn" "$ST_SETTLED" "$ST_CNT_GW"
 
 # --- 2. XNC_STRESS_MANY SAs at once --------------------------------------------------
-for i in $(seq 1 $ST_MANY); do
+for i in $(seq 1 "$ST_MANY"); do
 	echo "xfrm state add src 192.168.100.1 dst 172.$((16 + i / 65536)).$((i / 256 % 256)).$((i % 256))" \
 		"proto esp spi $((0x100000 + i)) reqid $((1000 + i)) mode tunnel $ST_ALG"
 done >"$ST_TMP/many"
@@ -103,10 +103,10 @@ out=$(st_all_sas_flow) || fail "with $ST_MANY SAs: $out"
 : >"$ST_TMP/b2"
 for x in $(seq 1 $N); do
 	echo "xfrm state delete src 192.168.100.1 dst 192.168.100.2 proto esp spi ${spi[$x]}" >>"$ST_TMP/b2"
-	spi[$x]=$(other ${spi[$x]})
-	echo "xfrm state add $(sa_args $x ${spi[$x]})" >>"$ST_TMP/b"
+	spi[$x]=$(other "${spi[$x]}")
+	echo "xfrm state add $(sa_args "$x" "${spi[$x]}")" >>"$ST_TMP/b"
 done
-batch_both "$ST_TMP/b" && ip -n gw -batch "$ST_TMP/b2" && ip -n sink -batch "$ST_TMP/b2" ||
+{ batch_both "$ST_TMP/b" && ip -n gw -batch "$ST_TMP/b2" && ip -n sink -batch "$ST_TMP/b2"; } ||
 	fail "rekey among $ST_MANY SAs failed"
 st_resume "32 SAs rekeyed among $ST_MANY"
 # and all of them flushed mid-traffic

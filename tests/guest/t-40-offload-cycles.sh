@@ -14,6 +14,7 @@
 #   | simc (netdevsim46): SAs 0x461 out, 0x462 in, re-added  |
 #   | software SA 0x470 (stays), 1 out policy                |
 #   +--------------------------------------------------------+
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nsim.sh"
 
@@ -39,7 +40,7 @@ base_slab=$(slab 2)
 per_slab=$(slab 5)
 ev0=$(xnc_stat NotifierEvents c); fl0=$(xnc_stat SAsFlushed c)
 
-for i in $(seq 1 $N); do
+for i in $(seq 1 "$N"); do
 	sa_add c 0x461 10.46.0.1 10.46.0.2 offload dev simc dir out ||
 		fail "cycle $i: add 0x461 after up"
 	sa_add c 0x462 10.46.0.2 10.46.0.1 offload dev simc dir in ||

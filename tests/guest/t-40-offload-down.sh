@@ -17,6 +17,7 @@
 #   | sim2 (netdevsim42) 10.40.2.1/24   SA  0x421 out             |
 #   | software SA 0x430 (10.40.3.1 -> 10.40.3.2), 2 out policies  |
 #   +------------------------------------------------------------+
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nsim.sh"
 

@@ -12,6 +12,7 @@
 #   | sim3 (netdevsim43) 0x431 0x432|     | sim5 (netdevsim45) 0x451  |
 #   | sim4 (netdevsim44) 0x441, off |     |   esp-hw-offload off      |
 #   +-------------------------------+     +---------------------------+
+# shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/nsim.sh"
 
@@ -34,7 +35,7 @@ expect_eq "hardware SAs" "$(nsim_hw_sas 43)/$(nsim_hw_sas 44)/$(nsim_hw_sas 45)"
 ip -n u link del sim3 2>/dev/null && fail "ip link del of a netdevsim port succeeded?"
 log "ip link del sim3: refused (netdevsim has no rtnl_link_ops), using del_device"
 
-gone() { [ ! -e /sys/bus/netdevsim/devices/netdevsim$1 ]; }
+gone() { [ ! -e "/sys/bus/netdevsim/devices/netdevsim$1" ]; }
 
 # del_device ID: unregister with SAs bound; must return within 20 s
 unplug() {
@@ -58,6 +59,7 @@ expect_eq "SAs left in u" "$(sa_count u)" 0
 
 # namespace deletion: sim5 is closed and moved back to the init namespace
 ip netns del v
+# shellcheck disable=SC2016 # expanded by sh -c
 wait_for 20 sh -c '[ -n "$(ls /sys/bus/netdevsim/devices/netdevsim45/net/ 2>/dev/null)" ]' ||
 	fail "sim5 did not come back to the init namespace"
 expect_eq "SAs in sim5's hardware after netns del" "$(nsim_hw_sas 45)" 0

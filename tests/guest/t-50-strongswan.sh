@@ -25,6 +25,7 @@
 # tunnel loses more than one probe; charon's exit leaves no SA or policy.
 # Numbers go to the log as "# " lines.
 
+# shellcheck disable=SC2119 # xnc_load, swan_all_up: no arguments here
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/swan-lib.sh"
 log() { echo "# [${SECONDS}s] $*"; }
@@ -122,11 +123,12 @@ all_moving() {
 	local d=$SWAN_DIR/mv i left
 	left=$(seq 1 "$N")
 	swan_sas swan-ga >"$d.0"
+	# shellcheck disable=SC2034 # i: the round, not used
 	for i in 1 2 3 4; do
 		sleep "$(slow 1.5)"
 		swan_sas swan-ga >"$d.1"
 		swan_tunnels swan-ga >"$d.1.map"
-		# shellcheck disable=SC2086 # $left: tunnel numbers
+		# shellcheck disable=SC2086,SC2116 # $left: tunnel numbers, on one line
 		left=$(awk -v todo="$(echo $left)" '
 			BEGIN { n = split(todo, t, " "); for (i = 1; i <= n; i++) want[t[i]] = 1 }
 			FILENAME == ARGV[1] { p0[$1] = $5; next }
@@ -141,9 +143,11 @@ all_moving() {
 			  if (moved == 2) delete want[$1] }
 			END { for (x in want) print x }' "$d.0" "$d.1" "$d.1.map" | sort -n)
 		[ -z "$left" ] && return 0
+		# shellcheck disable=SC2086 # $left: tunnel numbers, on one line
 		log "$1: not moving yet:" $left
 		mv "$d.1" "$d.0"
 	done
+	# shellcheck disable=SC2086,SC2116 # $left: tunnel numbers, on one line
 	why="$1: tunnel(s) $(echo $left): SAs on A did not move"
 	return 1
 }
@@ -151,7 +155,7 @@ all_moving() {
 # on failure keep what explains it
 keep() {
 	local rc=${XNC_RC:-$?} d=${XNC_OUT:-/tmp}/t-50-swan
-	if [ $rc -ne 0 ] && [ $rc -ne 4 ]; then
+	if [ "$rc" -ne 0 ] && [ "$rc" -ne 4 ]; then
 		mkdir -p "$d"
 		cp -r "$SWAN_DIR"/a/charon.log "$d/charon-a.log" 2>/dev/null
 		cp -r "$SWAN_DIR"/b/charon.log "$d/charon-b.log" 2>/dev/null
@@ -163,7 +167,7 @@ keep() {
 		done
 	fi
 	swan_cleanup
-	return $rc
+	return "$rc"
 }
 
 xnc_load || fail "insmod failed"
@@ -209,14 +213,14 @@ for round in $(seq 1 12); do
 		m1=$(awk -v x="$x" '$1 == x && NF == 4 { print $3, $4 }' $SWAN_DIR/b1.map)
 		read -r out in <<<"$m0"
 		if [ -z "$m0" ] || [ "$m0" != "$m1" ] || [ "${m0#*,}" != "$m0" ] ||
-		   [ "$(awk '/transmitted/ { print $1 - $4 }' $P/$x.ping)" != 0 ] ||
+		   [ "$(awk '/transmitted/ { print $1 - $4 }' "$P/$x.ping")" != 0 ] ||
 		   ! grep -q "^$out " $SWAN_DIR/b0.gb || ! grep -q "^$in " $SWAN_DIR/b1.gb; then
 			again="$again $x"	# rekeyed (or a probe lost) meanwhile
 			continue
 		fi
 		for f in ga:$out ga:$in gb:$out gb:$in; do
 			s=${f#*:} g=${f%%:*}
-			d=$(( $(pk $SWAN_DIR/b1.$g "$s") - $(pk $SWAN_DIR/b0.$g "$s") ))
+			d=$(( $(pk "$SWAN_DIR/b1.$g" "$s") - $(pk "$SWAN_DIR/b0.$g" "$s") ))
 			expect_eq "tunnel $x: packets on SA $s at $g" "$d" "$c"
 		done
 		verified=$((verified + 1))
@@ -265,14 +269,14 @@ expect_ge "A: transformed during rekeys" $(( $(xnc_stat Transformed swan-ga) - t
 snap $SWAN_DIR/l0
 swan_ping_start $P 100 0.25
 sleep 3
-for x in $(seq 1 "$SUBSET"); do swan_ctl a --terminate --ike net$x >/dev/null || fail "terminate net$x"; done
+for x in $(seq 1 "$SUBSET"); do swan_ctl a --terminate --ike "net$x" >/dev/null || fail "terminate net$x"; done
 log "terminate done"
 check_tables "$SUBSET terminated" $((N - SUBSET))
 expect_eq "IKE_SAs on A after terminate" "$(swan_ike_up a)" $((N - SUBSET))
 expect_eq "IKE_SAs on B after terminate" "$(swan_ike_up b)" $((N - SUBSET))
 log "terminated net1..net$SUBSET"
 t0=$(date +%s%N)
-for x in $(seq 1 "$SUBSET"); do swan_ctl a --initiate --child net$x >/dev/null || fail "initiate net$x"; done
+for x in $(seq 1 "$SUBSET"); do swan_ctl a --initiate --child "net$x" >/dev/null || fail "initiate net$x"; done
 wait_for $((60 * XNC_SLOW)) swan_all_up || fail "not all up after re-initiate"
 t_re=$(( ($(date +%s%N) - t0) / 1000000 ))
 log "re-initiated in $((t_re / 1000)).$(printf %03d $((t_re % 1000)))s"
@@ -284,7 +288,7 @@ swan_ping_wait $P-sub
 snap $SWAN_DIR/l2
 for x in $(seq 1 "$SUBSET"); do
 	read -r _ _ out in <<<"$(awk -v x="$x" '$1 == x' $SWAN_DIR/l1.map)"
-	[ -n "$out" ] && [ -n "$in" ] || fail "tunnel $x: no SAs after re-initiate"
+	{ [ -n "$out" ] && [ -n "$in" ]; } || fail "tunnel $x: no SAs after re-initiate"
 	grep -q "^$out " $SWAN_DIR/l0.ga && fail "tunnel $x: same SA $out after re-initiate"
 	expect_eq "tunnel $x: probes lost after re-initiate" "$(swan_ping_lost $P-sub "$x")" 0
 	for s in $out $in; do
