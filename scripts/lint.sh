@@ -8,6 +8,7 @@
 #      reference module, which W=1 and sparse also build, and the test-only
 #      tests/tools/klp-other)
 #   4. the module never toggles bottom halves (disassembly check)
+#   5. shellcheck on every shell script of the tree, no finding
 # 1, 2 and 4 against the headers of every supported kernel (6.1, 6.12 and
 # their real-time flavors 6.1-rt and 6.12-rt), of those in XNC_LINT_KERNELS
 # (tests/host/lint.sh: the kernels of the test run), or only KDIR when it
@@ -111,7 +112,24 @@ cprc=$?
 [ -z "$out" ] || bad "checkpatch --strict:"$'\n'"$out"
 [ -n "$out" ] || [ $cprc -eq 0 ] || bad "checkpatch did not run: $(cat "$tmp/checkpatch.err")"
 
+# every shell script git knows: *.sh, or a #! of sh or bash
+shs=()
+while IFS= read -r f; do
+	[ -f "$f" ] || continue
+	case $f in
+	*.sh) shs+=("$f") ;;
+	*) head -n1 "$f" | grep -qE '^#!(/usr/bin/env |/bin/)(ba)?sh' && shs+=("$f") ;;
+	esac
+done < <(git ls-files 2>/dev/null)
+if [ ${#shs[@]} -eq 0 ]; then
+	bad "shellcheck: no shell script found (not a git checkout?)"
+elif ! command -v shellcheck >/dev/null; then
+	bad "shellcheck is not installed (scripts/deps.sh)"
+else
+	out=$(shellcheck -x -P SCRIPTDIR "${shs[@]}" 2>&1) || bad "shellcheck:"$'\n'"$out"
+fi
+
 names=
 for k in $kdirs; do names+=" $(basename "$k")"; done
-[ $rc -ne 0 ] || echo "lint: clean (W=1, sparse, checkpatch --strict, no BH toggling) against${names}${troots[*]:+ and in the trixie root ${troots[*]}}"
+[ $rc -ne 0 ] || echo "lint: clean (W=1, sparse, checkpatch --strict, no BH toggling, shellcheck on ${#shs[@]} scripts) against${names}${troots[*]:+ and in the trixie root ${troots[*]}}"
 exit $rc
