@@ -30,7 +30,8 @@
 #   kernelrelease           <v>, e.g. 6.1.192-xnc-debug, 6.12.118-xnc-debug,
 #                           6.12.118-xnc-debug-rt
 #   cmdline                 kernel parameters vm.sh adds for this kernel
-#   config.frag             the options asked for; build.log, build-time
+#   config.frag             the fragments of tests/debug/ merged, as asked;
+#                           build.log (merge_config.sh's output), build-time
 #
 # Built once per machine: skipped when the image and modules exist and were
 # built from the same linux-source version, compiler and options (.stamp).
@@ -60,271 +61,16 @@ LOCALVERSION=-xnc-debug${flavor:+-$flavor}
 dir=$XNC_CACHE/debug-${flavor:+$flavor-}$srcver
 src=$dir/linux
 
-# The options, applied with scripts/config on top of x86_64 defconfig, then
-# "make olddefconfig"; every line is checked in the result afterwards.
-# NAME=y|m|n|number|"string"; =m is also satisfied by =y.  A line
-# "L:TEXT" is TEXT on kernel line L only (6.1: or 6.12:), for what differs
-# between the lines; "rt:TEXT" on a real-time kernel only, "nort:TEXT" on
-# any other; every other line is for all.
-frag() {
-	frag_lines | awk -v l="$kline:" -v f="${flavor:-nort}:" '
-		index($0, l) == 1 { print substr($0, length(l) + 1); next }
-		index($0, f) == 1 { print substr($0, length(f) + 1); next }
-		!/^([0-9][0-9.]*|rt|nort):/'
-}
-frag_lines() {
-	cat <<'EOF'
-# --- smaller and quicker to build: hardware the VM does not have ---
-CONFIG_WERROR=n
-CONFIG_DRM=n
-CONFIG_AGP=n
-CONFIG_FB=n
-CONFIG_SOUND=n
-CONFIG_USB_SUPPORT=n
-CONFIG_HID=n
-CONFIG_INPUT_JOYSTICK=n
-CONFIG_INPUT_TABLET=n
-CONFIG_INPUT_TOUCHSCREEN=n
-CONFIG_INPUT_MISC=n
-CONFIG_WIRELESS=n
-CONFIG_CFG80211=n
-CONFIG_MAC80211=n
-CONFIG_RFKILL=n
-CONFIG_WLAN=n
-CONFIG_ETHERNET=n
-CONFIG_VIRTIO_NET=n
-CONFIG_NETCONSOLE=n
-CONFIG_IP_PNP=n
-CONFIG_NFS_FS=n
-CONFIG_EXT4_FS=n
-CONFIG_ISO9660_FS=n
-CONFIG_MSDOS_FS=n
-CONFIG_VFAT_FS=n
-CONFIG_QUOTA=n
-CONFIG_ATA=n
-CONFIG_SCSI=n
-CONFIG_MD=n
-CONFIG_SECURITY_SELINUX=n
-CONFIG_AUDIT=n
-CONFIG_EFI=n
-CONFIG_HIBERNATION=n
-CONFIG_KEXEC=n
-CONFIG_CRASH_DUMP=n
-CONFIG_PCCARD=n
-CONFIG_MACINTOSH_DRIVERS=n
-CONFIG_X86_PLATFORM_DEVICES=n
-CONFIG_NETLABEL=n
-CONFIG_INTEL_IOMMU=n
-CONFIG_AMD_IOMMU=n
-CONFIG_WATCHDOG=n
-CONFIG_I2C=n
-CONFIG_VIRTIO_INPUT=n
-CONFIG_NUMA=n
-CONFIG_NR_CPUS=8
-CONFIG_HZ_1000=n
-CONFIG_HZ_250=y
-CONFIG_DEBUG_INFO_NONE=y
-CONFIG_MODULE_SIG=n
-CONFIG_MODVERSIONS=n
-nort:CONFIG_LOCALVERSION="-xnc-debug"
-rt:CONFIG_LOCALVERSION="-xnc-debug-rt"
-CONFIG_LOCALVERSION_AUTO=n
-CONFIG_IKCONFIG=y
-CONFIG_IKCONFIG_PROC=y
-# --- what vm.sh needs: built in, so the initramfs loads nothing ---
-CONFIG_PCI=y
-CONFIG_VIRTIO_MENU=y
-CONFIG_VIRTIO_PCI=y
-CONFIG_NET_9P=y
-CONFIG_NET_9P_VIRTIO=y
-CONFIG_9P_FS=y
-CONFIG_9P_FS_POSIX_ACL=n
-CONFIG_OVERLAY_FS=y
-CONFIG_TMPFS=y
-CONFIG_DEVTMPFS=y
-CONFIG_BLK_DEV_INITRD=y
-CONFIG_RD_GZIP=y
-CONFIG_SERIAL_8250=y
-CONFIG_SERIAL_8250_CONSOLE=y
-CONFIG_MAGIC_SYSRQ=y
-CONFIG_ACPI=y
-CONFIG_NAMESPACES=y
-CONFIG_NET_NS=y
-CONFIG_USER_NS=y
-CONFIG_UTS_NS=y
-CONFIG_IPC_NS=y
-CONFIG_PID_NS=y
-CONFIG_DEBUG_FS=y
-CONFIG_DEBUG_FS_ALLOW_ALL=y
-# --- what the tests use; xfrm as in Debian's kernel (XFRM built in: the
-# module patches vmlinux) ---
-CONFIG_UNIX=y
-CONFIG_PACKET=y
-CONFIG_INET=y
-CONFIG_IPV6=y
-CONFIG_IPV6_MULTIPLE_TABLES=y
-CONFIG_IPV6_SUBTREES=y
-CONFIG_IPV6_MIP6=y
-CONFIG_IP_ADVANCED_ROUTER=y
-CONFIG_IP_MULTIPLE_TABLES=y
-CONFIG_XFRM=y
-CONFIG_XFRM_USER=m
-CONFIG_XFRM_USER_COMPAT=n
-CONFIG_XFRM_INTERFACE=m
-CONFIG_XFRM_SUB_POLICY=y
-CONFIG_XFRM_MIGRATE=y
-CONFIG_XFRM_STATISTICS=y
-CONFIG_XFRM_OFFLOAD=y
-CONFIG_NET_KEY=m
-CONFIG_NET_KEY_MIGRATE=y
-CONFIG_INET_AH=m
-CONFIG_INET_ESP=m
-CONFIG_INET_ESP_OFFLOAD=m
-CONFIG_INET_ESPINTCP=n
-CONFIG_INET_IPCOMP=m
-CONFIG_INET_XFRM_TUNNEL=m
-CONFIG_INET6_AH=m
-CONFIG_INET6_ESP=m
-CONFIG_INET6_ESP_OFFLOAD=m
-CONFIG_INET6_ESPINTCP=n
-CONFIG_INET6_IPCOMP=m
-CONFIG_INET6_XFRM_TUNNEL=m
-CONFIG_NET_IPVTI=m
-CONFIG_IPV6_VTI=m
-CONFIG_SECURITY=y
-CONFIG_SECURITY_NETWORK=y
-CONFIG_SECURITY_NETWORK_XFRM=y
-CONFIG_VETH=m
-CONFIG_DUMMY=m
-CONFIG_NET_L3_MASTER_DEV=y
-CONFIG_NET_VRF=m
-CONFIG_NET_PKTGEN=m
-CONFIG_NETFILTER=y
-CONFIG_NETFILTER_ADVANCED=y
-CONFIG_NETFILTER_XTABLES=y
-CONFIG_NETFILTER_XT_MATCH_POLICY=m
-CONFIG_IP_NF_IPTABLES=m
-CONFIG_IP_NF_FILTER=m
-CONFIG_IP6_NF_IPTABLES=m
-CONFIG_IP6_NF_FILTER=m
-# Debian's iptables is iptables-nft: xt matches go through nft_compat
-CONFIG_NF_TABLES=m
-CONFIG_NF_TABLES_INET=y
-CONFIG_NF_TABLES_IPV4=y
-CONFIG_NF_TABLES_IPV6=y
-CONFIG_NFT_COMPAT=m
-CONFIG_NFT_XFRM=m
-# vrf-xfrm-tests.sh: "ip vrf exec" binds its command to the VRF with a
-# cgroup BPF program; half of its cases put netem on the VRF device
-CONFIG_CGROUP_BPF=y
-CONFIG_NET_SCHED=y
-CONFIG_NET_SCH_NETEM=m
-# netdevsim: scripts/netdevsim.sh builds its own (patched) copy out of
-# tree; =m here makes Kconfig pull in everything it needs
-CONFIG_NETDEVSIM=m
-CONFIG_NET_DEVLINK=y
-CONFIG_PSAMPLE=m
-CONFIG_BPF_SYSCALL=y
-# ESP algorithms of the tests and of the kernel's ipsec.c selftest
-CONFIG_CRYPTO_AES=y
-CONFIG_CRYPTO_CBC=y
-CONFIG_CRYPTO_ECB=y
-CONFIG_CRYPTO_HMAC=y
-CONFIG_CRYPTO_SHA1=y
-CONFIG_CRYPTO_SHA256=y
-CONFIG_CRYPTO_MD5=y
-CONFIG_CRYPTO_SHA512=m
-CONFIG_CRYPTO_NULL=m
-CONFIG_CRYPTO_GCM=m
-CONFIG_CRYPTO_GHASH=m
-CONFIG_CRYPTO_CCM=m
-CONFIG_CRYPTO_CTR=m
-CONFIG_CRYPTO_CHACHA20POLY1305=m
-CONFIG_CRYPTO_ECHAINIV=m
-CONFIG_CRYPTO_SEQIV=m
-CONFIG_CRYPTO_DES=m
-CONFIG_CRYPTO_CAST5=m
-CONFIG_CRYPTO_SERPENT=m
-CONFIG_CRYPTO_CAMELLIA=m
-CONFIG_CRYPTO_TWOFISH=m
-CONFIG_CRYPTO_BLOWFISH=m
-CONFIG_CRYPTO_RMD160=m
-CONFIG_CRYPTO_XCBC=m
-CONFIG_CRYPTO_CMAC=m
-CONFIG_CRYPTO_DEFLATE=m
-6.1:# --- livepatch and what the module uses to find symbols; no IBT (the
-6.1:# module calls static functions through pointers) ---
-6.12:# --- livepatch and what the module uses to find symbols; IBT as in
-6.12:# Debian's 6.12 (CONFIG_X86_KERNEL_IBT=y, off in Debian's 6.1): the module
-6.12:# must load on such a kernel.  qemu's TCG does not enforce IBT, but the
-6.12:# kernel still seals (overwrites) the ENDBR of every function objtool
-6.12:# found no address taken of, at boot, as on Debian's 6.12 ---
-CONFIG_MODULES=y
-CONFIG_MODULE_UNLOAD=y
-CONFIG_KALLSYMS=y
-CONFIG_KALLSYMS_ALL=y
-CONFIG_FTRACE=y
-CONFIG_FUNCTION_TRACER=y
-CONFIG_DYNAMIC_FTRACE=y
-CONFIG_DYNAMIC_FTRACE_WITH_REGS=y
-CONFIG_TRACING=y
-CONFIG_LIVEPATCH=y
-CONFIG_KPROBES=y
-CONFIG_KPROBE_EVENTS=y
-6.1:CONFIG_X86_KERNEL_IBT=n
-6.12:CONFIG_X86_KERNEL_IBT=y
-# Frame pointers, not ORC (Debian's): KASAN saves a stack trace at every
-# slab allocation and free, kmemleak at every allocation, and walking ORC
-# tables for those was 38% of the guest's busy time in fork+exec (perf,
-# cpu-clock).  objtool still validates the stack frames, so livepatch keeps
-# its reliable stack traces and switches tasks as on Debian's kernel.
-CONFIG_UNWINDER_FRAME_POINTER=y
-CONFIG_STACK_VALIDATION=y
-CONFIG_HAVE_RELIABLE_STACKTRACE=y
-# --- the point of it all ---
-CONFIG_DEBUG_KERNEL=y
-CONFIG_KASAN=y
-CONFIG_KASAN_GENERIC=y
-CONFIG_KASAN_INLINE=y
-CONFIG_KFENCE=n
-CONFIG_PROVE_LOCKING=y
-CONFIG_PROVE_RCU=y
-CONFIG_LOCKDEP_BITS=17
-CONFIG_LOCKDEP_CHAINS_BITS=18
-CONFIG_LOCKDEP_STACK_TRACE_BITS=20
-# full preemption finds more than Debian's voluntary one; on a real-time
-# kernel, PREEMPT_RT as Debian's -rt flavor has it
-nort:CONFIG_PREEMPT=y
-nort:CONFIG_PREEMPT_DYNAMIC=y
-rt:CONFIG_EXPERT=y
-rt:CONFIG_PREEMPT_RT=y
-CONFIG_DEBUG_PREEMPT=y
-CONFIG_DEBUG_ATOMIC_SLEEP=y
-CONFIG_DEBUG_OBJECTS=y
-CONFIG_DEBUG_OBJECTS_FREE=y
-CONFIG_DEBUG_OBJECTS_TIMERS=y
-CONFIG_DEBUG_OBJECTS_WORK=y
-CONFIG_DEBUG_OBJECTS_RCU_HEAD=y
-CONFIG_DEBUG_LIST=y
-CONFIG_DEBUG_NET=y
-CONFIG_NET_DEV_REFCNT_TRACKER=y
-CONFIG_NET_NS_REFCNT_TRACKER=y
-# on from boot; no background scans: check-debug scans at the end
-CONFIG_DEBUG_KMEMLEAK=y
-CONFIG_DEBUG_KMEMLEAK_DEFAULT_OFF=n
-CONFIG_DEBUG_KMEMLEAK_AUTO_SCAN=n
-# SLUB debugging compiled in, switched on per cache by the command line
-# below: KASAN already red-zones, quarantines and records the stacks of
-# every slab object, and SLUB's own checks on every cache on top of that
-# made fork+exec 1.55 times slower again (310 ms against 200 ms, Debian's
-# kernel 19 ms), which the shell-driven tests pay thousands of times.
-CONFIG_SLUB=y
-CONFIG_SLUB_DEBUG=y
-CONFIG_SLUB_DEBUG_ON=n
-# everything runs several times slower under TCG with all of the above
-CONFIG_RCU_CPU_STALL_TIMEOUT=60
-EOF
-}
+# The options: one fragment per purpose under tests/debug/ (small, vm,
+# tests, livepatch, checkers), then the preemption model (preempt or rt)
+# and the line's own (6.1, 6.12), merged by the kernel's
+# scripts/kconfig/merge_config.sh onto x86_64 defconfig (see configure).
+fragdir=$(cd "$here/../tests/debug" && pwd)
+frags=()
+for f in small vm tests livepatch checkers "${flavor:-preempt}" "$kline"; do
+	[ -f "$fragdir/$f.config" ] || die "no $fragdir/$f.config for $kline${flavor:+-$flavor}"
+	frags+=("$fragdir/$f.config")
+done
 
 # Kernel parameters for this kernel, added by vm.sh after its own:
 # warnings reach the console (KERN_WARNING, which lockdep and WARN() use;
@@ -340,7 +86,7 @@ case $kline in
 *) CMDLINE="loglevel=5 kasan_multi_shot slub_debug=FZPU,xfrm_dst,xfrm_state,rtable,ip6_dst_cache,net_namespace" ;;
 esac
 
-want="source=$srcver cc=$(${CC:-gcc} --version | head -n1) frag=$(frag | sha256sum | cut -c1-16) cmdline=$CMDLINE"
+want="source=$srcver cc=$(${CC:-gcc} --version | head -n1) frag=$(cat "${frags[@]}" | sha256sum | cut -c1-16) cmdline=$CMDLINE"
 
 ready() {
 	[ -f "$dir/.ready" ] && [ "$(cat "$dir/.stamp" 2>/dev/null)" = "$want" ] &&
@@ -387,39 +133,42 @@ if [ -n "$hdr" ]; then
 fi
 
 # --- configure ---
-frag >"$dir/config.frag"
+# merge_config.sh works in the current directory, on .config.  First the
+# fragments alone into config.frag, strict (-s): one that sets an option
+# another sets differently fails.  Then config.frag onto defconfig's
+# .config, where =m does not demote a =y (-y), and Kconfig resolves the
+# rest (alldefconfig).
 log=$dir/build.log
 : >"$log"
+merge() { (cd "$src" && sh scripts/kconfig/merge_config.sh "$@") 2>&1 | tee -a "$log"; }
+# it greps for each name: a comment naming one would pass for its value
+! grep -n '^#.*CONFIG_' "${frags[@]}" | grep -v ' is not set$' >&2 ||
+	die "a comment in tests/debug/ names an option"
 make -C "$src" -s defconfig >>"$log" 2>&1 || die "make defconfig failed (see $log)"
+out=$(KCONFIG_CONFIG=$dir/config.frag merge -m -s /dev/null "${frags[@]}") || {
+	grep -A2 'redefined by' <<<"$out" >&2
+	die "fragments of tests/debug/ disagree (see $log)"
+}
+out=$(merge -y .config "$dir/config.frag") || die "merge_config.sh failed (see $log)"
 cfg=$src/.config
-while IFS='=' read -r name val; do
-	case $name in '' | '#'*) continue ;; esac
-	name=${name#CONFIG_}
-	case $val in
-	y) "$src/scripts/config" --file "$cfg" --enable "$name" ;;
-	# =m unless something already has it built in
-	m) grep -qx "CONFIG_$name=y" "$cfg" ||
-		"$src/scripts/config" --file "$cfg" --module "$name" ;;
-	n) "$src/scripts/config" --file "$cfg" --disable "$name" ;;
-	\"*) val=${val#\"}; "$src/scripts/config" --file "$cfg" --set-str "$name" "${val%\"}" ;;
-	*) "$src/scripts/config" --file "$cfg" --set-val "$name" "$val" ;;
-	esac
-done <"$dir/config.frag"
-make -C "$src" -s olddefconfig >>"$log" 2>&1 || die "make olddefconfig failed (see $log)"
 
-# olddefconfig silently drops what has unmet dependencies: check each one
-bad=
-while IFS='=' read -r name val; do
-	case $name in '' | '#'*) continue ;; esac
-	got=$(sed -n "s/^$name=//p" "$cfg")
-	case $val in
-	n) [ -z "$got" ] || [ "$got" = n ] && continue ;;
-	m) [ "$got" = m ] || [ "$got" = y ] && continue ;;
-	*) [ "$got" = "$val" ] && continue ;;
-	esac
-	bad="$bad $name (wanted $val, got ${got:-not set})"
-done <"$dir/config.frag"
-[ -z "$bad" ] || die "make olddefconfig dropped or changed:$bad"
+# merge_config.sh names every requested value that did not survive (unmet
+# dependencies), defconfig's own too: one of ours fails the build, unless
+# it is =m met by =y or "not set" met by an option gone with its parent
+bad=$(awk '
+	NR == FNR && /^CONFIG_/ { sub(/=.*/, ""); ours[$0] }
+	NR == FNR && /^# CONFIG_.* is not set$/ { ours[$2] }
+	NR == FNR { next }
+	/^Value requested for / { name = $4 }
+	/^Requested value:/ { sub(/^Requested value: */, ""); want = $0 }
+	/^Actual value:/ {
+		sub(/^Actual value: */, ""); got = $0
+		if (!(name in ours) || (want == name "=m" && got == name "=y") ||
+		    (want == "# " name " is not set" && got == ""))
+			next
+		printf " %s (wanted %s, got %s)", name, want, got == "" ? "not set" : got
+	}' "$dir/config.frag" - <<<"$out")
+[ -z "$bad" ] || die "merge_config.sh dropped or changed:$bad"
 
 if [ "${1:-}" = config ]; then
 	msg "$cfg: every option as asked"
