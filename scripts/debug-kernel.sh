@@ -52,9 +52,8 @@ msg() { echo "debug-kernel.sh: $*" >&2; }
 kline=$(env -u XNC_KERNEL "$here/kernel.sh" line) || exit 1
 flavor=$(env -u XNC_KERNEL "$here/kernel.sh" flavor)
 srcpkg=$(env -u XNC_KERNEL "$here/kernel.sh" srcpkg)
-TARBALL=${XNC_KSRC_TARBALL:-$(env -u XNC_KERNEL "$here/kernel.sh" source)}
-srcver=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null || true)
-[ -n "$srcver" ] || die "$srcpkg is not installed (run scripts/deps.sh)"
+s=$(env -u XNC_KERNEL "$here/kernel.sh" source) || exit 1
+read -r TARBALL srcver <<<"$s"
 [ "$flavor:$kline" != rt:6.1 ] ||
 	die "no real-time debug kernel on 6.1: PREEMPT_RT is not upstream in 6.1, and Debian's patch set for it (debian/patches-rt of the linux source package) is not in linux-source-6.1; the 6.12-rt one is (KERNEL=6.12-rt)"
 LOCALVERSION=-xnc-debug${flavor:+-$flavor}

@@ -13,8 +13,12 @@
 #                               13, 13-rt, 7.3
 #   scripts/kernel.sh line      print its upstream line (6.1, 6.12, 7.3)
 #   scripts/kernel.sh flavor    print "rt" for a real-time kernel, else ""
-#   scripts/kernel.sh source    print the line's source tarball
-#                               (/usr/src/linux-source-<line>.tar.xz)
+#   scripts/kernel.sh source [--cached]  print "TARBALL VERSION" of the
+#                               line's linux-source: bookworm's installed
+#                               package, Debian 13's fetched into the cache
+#                               (trixie-source.sh, bpo-source.sh; with
+#                               --cached only a cached one); XNC_KSRC_TARBALL
+#                               names another tarball
 #   scripts/kernel.sh srcpkg    print its package (linux-source-<line>)
 #   scripts/kernel.sh headers   print the kernel's headers metapackage
 #   scripts/kernel.sh root      print the Debian root its modules build in
@@ -167,6 +171,39 @@ image() {
 	echo "$dir/root"
 }
 
+# ksource [--cached]: "TARBALL VERSION" of the line's linux-source
+ksource() {
+	local tb=${XNC_KSRC_TARBALL:-} pkg=linux-source-$line v='' f
+	if [ -n "$tb" ]; then
+		# the version its name gives, as the fetchers name theirs; else
+		# the installed package's (Debian 12), else its own
+		case ${tb##*/} in "${pkg}_"?*.tar.xz)
+			v=${tb##*/"${pkg}_"}
+			v=${v%.tar.xz} ;;
+		esac
+		[ -n "$v" ] || [ -n "$trixie" ] ||
+			v=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)
+		[ -n "$v" ] || [ ! -r "$tb" ] ||
+			v=local-$(stat -Lc '%s %Y' "$tb" | md5sum | cut -c1-8)
+		[ -n "$v" ] || die "$tb missing"
+		echo "$tb $v"
+		return
+	fi
+	if [ -z "$trixie" ]; then
+		v=$(dpkg-query -W -f='${Version}' "$pkg" 2>/dev/null || true)
+		[ -n "$v" ] || die "$pkg is not installed (run scripts/deps.sh)"
+		echo "/usr/src/$pkg.tar.xz $v"
+		return
+	fi
+	case $line in
+	6.12) f=("$here/trixie-source.sh") ;;
+	*) f=("$here/bpo-source.sh" "$line") ;;
+	esac
+	"${f[0]}" --cached "${f[@]:1}" && return
+	[ "${1:-}" != --cached ] || die "no $pkg in the cache (${f[*]} fetches it)"
+	"${f[@]}" || die "could not fetch $pkg (${f[*]})"
+}
+
 # bkdir: the headers dir in the kernel's root
 bkdir() {
 	local d
@@ -207,7 +244,7 @@ name) echo "$name" ;;
 line) echo "$line" ;;
 flavor) echo "$flavor" ;;
 headers) metapkg "$name" ;;
-source) echo "/usr/src/linux-source-$line.tar.xz" ;;
+source) ksource "${2:-}" ;;
 srcpkg) echo "linux-source-$line" ;;
 *) die "usage: $0 version|kdir|bkdir|root|build|image|name|line|flavor|source|srcpkg|headers" ;;
 esac

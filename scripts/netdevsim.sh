@@ -34,23 +34,9 @@ kdir=$("$here/kernel.sh" kdir) || exit 1
 groot=$("$here/kernel.sh" root)
 bkdir=$("$here/kernel.sh" bkdir)
 srcpkg=linux-source-$kline
-TARBALL=${XNC_KSRC_TARBALL:-}
-srcver=
-if [ "$groot" = / ]; then
-	TARBALL=${TARBALL:-/usr/src/$srcpkg.tar.xz}
-	srcver=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null || true)
-elif [ -z "$TARBALL" ]; then
-	case $kline in
-	6.12) fetch=("$here/trixie-source.sh") ;;
-	*) fetch=("$here/bpo-source.sh" "$kline") ;;
-	esac
-	[ -x "${fetch[0]}" ] ||
-		die "no fetcher of $srcpkg for $kver (${fetch[0]}): set XNC_KSRC_TARBALL to its tarball"
-	# the cached one if any: no network on every run
-	src=$("${fetch[0]}" --cached "${fetch[@]:1}") || src=$("${fetch[@]}") ||
-		die "could not fetch $srcpkg (${fetch[*]})"
-	read -r TARBALL srcver <<<"$src"
-fi
+# its source: fetched into the cache once for Debian 13's kernels
+read -r TARBALL srcver <<<"$("$here/kernel.sh" source)"
+[ -n "$srcver" ] || exit 1
 [ -r "$TARBALL" ] || die "$TARBALL missing (run scripts/deps.sh)"
 stamp="kver=$kver source=${srcver:-unknown} esp-features=toggleable carrier=unlinked-on"
 # A debug kernel (XNC_KERNEL, scripts/debug-kernel.sh) may be rebuilt with

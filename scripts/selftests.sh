@@ -89,10 +89,9 @@ IPSEC_PING_MS=1
 
 die() { echo "selftests.sh: $*" >&2; exit 1; }
 
-# the kernel line's source package, and the root its guest runs on
+# the kernel line and its source package
 here=$(dirname "$0")
 kline=$("$here/kernel.sh" line) || exit 1
-groot=$("$here/kernel.sh" root) || exit 1
 srcpkg=linux-source-$kline
 
 # The suites: make check's (CORE) and the table's others, with the files
@@ -137,40 +136,16 @@ manifest() {
 	echo "ipsec.c: ping_delay_nsec = $IPSEC_PING_MS ms"
 }
 
-# srcinfo [fetch]: print "TARBALL VERSION" of the line's source.  Debian
-# 13's from its fetcher: the cached one, or with "fetch" (prepare, on the
-# host) fetched when there is none; the guest never fetches.
+# srcinfo [fetch]: print "TARBALL VERSION" of the line's source
+# (scripts/kernel.sh source): Debian 13's the cached one, or with "fetch"
+# (prepare, on the host) fetched when there is none; the guest never
+# fetches.
 srcinfo() {
-	local tb=${XNC_KSRC_TARBALL:-} v='' f
-	if [ -n "$tb" ]; then
-		# the version its name gives, as the fetchers name theirs;
-		# else the installed package's (Debian 12), else its own
-		case ${tb##*/} in "${srcpkg}_"?*.tar.xz)
-			v=${tb##*/"${srcpkg}_"}
-			v=${v%.tar.xz} ;;
-		esac
-		[ -n "$v" ] || [ "$groot" != / ] ||
-			v=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null)
-		[ -n "$v" ] || [ ! -r "$tb" ] ||
-			v=local-$(stat -Lc '%s %Y' "$tb" | md5sum | cut -c1-8)
-		[ -n "$v" ] || die "$tb missing"
-		echo "$tb $v"
-		return
+	if [ "${1:-}" = fetch ]; then
+		"$here/kernel.sh" source
+	else
+		"$here/kernel.sh" source --cached
 	fi
-	if [ "$groot" = / ]; then
-		v=$(dpkg-query -W -f='${Version}' "$srcpkg" 2>/dev/null)
-		[ -n "$v" ] || die "$srcpkg is not installed (run scripts/deps.sh)"
-		echo "/usr/src/$srcpkg.tar.xz $v"
-		return
-	fi
-	case $kline in
-	6.12) f=("$here/trixie-source.sh") ;;
-	*) f=("$here/bpo-source.sh" "$kline") ;;
-	esac
-	"${f[0]}" --cached "${f[@]:1}" && return
-	[ "${1:-}" = fetch ] ||
-		die "no $srcpkg in the cache (${f[*]} fetches it; scripts/selftests.sh prepare does, on the host)"
-	"${f[@]}" || die "could not fetch $srcpkg (${f[*]})"
 }
 
 # cachedir VERSION
@@ -226,8 +201,8 @@ prepare() {
 }
 
 readydir() {
-	local dir tb v
-	read -r tb v <<<"$(srcinfo)"
+	local dir v
+	read -r _ v <<<"$(srcinfo)"
 	[ -n "$v" ] || exit 1
 	dir=$(cachedir "$v")
 	[ -f "$dir/.ready" ] ||
