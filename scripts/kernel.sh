@@ -47,6 +47,9 @@
 # root too (scripts/vm.sh).  7.x has no -unsigned image: the guest boots
 # linux-image-<version>'s linux-binary, -modules and -base packages.
 #
+# XNC_KVER=VERSION with XNC_KVER_OF=NAME gives kernel NAME's version as a
+# caller resolved it (tests/run.sh, once per run), without asking again.
+#
 # XNC_KERNEL=DIR selects a kernel built by scripts/debug-kernel.sh instead
 # (DIR as that script prints it): version, kdir and image then print its
 # release, its build tree and DIR/root, laid out like an extracted image,
@@ -98,6 +101,11 @@ kver() {
 	local meta dep
 	if [ -n "${XNC_KERNEL:-}" ]; then
 		cat "$XNC_KERNEL/kernelrelease"
+		return
+	fi
+	# resolved once by the caller (tests/run.sh) for this kernel
+	if [ -n "${XNC_KVER:-}" ] && [ "${XNC_KVER_OF:-}" = "$name" ]; then
+		echo "$XNC_KVER"
 		return
 	fi
 	if [ -n "$trixie" ]; then

@@ -198,6 +198,13 @@ berr() {
 prepare() {
 	local i=$1 l=${lines[$1]} lout=${louts[$1]} kdir sel kb
 	export XNC_KLINE=$l
+	# the kernel's version, resolved once for every script below
+	XNC_KVER=$(env -u XNC_KVER scripts/kernel.sh version) || {
+		berr "$i" build "cannot resolve kernel $l"
+		return 1
+	}
+	export XNC_KVER XNC_KVER_OF=$l
+	kvers[i]=$XNC_KVER
 	sel=$(guest_tests "${gpats[i]}")
 	# the headers as the builds see them: in the trixie root for Debian
 	# 13's kernels, whose builds run there (scripts/kernel.sh build)
@@ -263,7 +270,7 @@ prepare() {
 # boot I: line I's guest tests, in one VM boot
 boot() {
 	local i=$1 l=${lines[$1]} lout=${louts[$1]} vrc first
-	XNC_KLINE=$l XNC_KO=${kos[i]} XNC_OTHER_KO=${okos[i]} XNC_QUIET=${XNC_QUIET-1} \
+	XNC_KLINE=$l XNC_KVER=${kvers[i]} XNC_KVER_OF=$l XNC_KO=${kos[i]} XNC_OTHER_KO=${okos[i]} XNC_QUIET=${XNC_QUIET-1} \
 		scripts/vm.sh --timeout "${XNC_TEST_TIMEOUT:-4800}" \
 		--out "$lout" --log "$lout/console.log" -- \
 		"$top/tests/guest/runner.sh" "$(guest_tests "${gpats[i]}" | paste -sd'|' | sed 's/.*/^(&)$/')"
@@ -327,7 +334,7 @@ report() {
 }
 
 # the subtests: the host tests, then each line with guest tests
-louts=() tags=() kos=() okos=() ready=() berrs=() sel=()
+louts=() tags=() kos=() okos=() kvers=() ready=() berrs=() sel=()
 for i in "${!lines[@]}"; do
 	louts[i]=$out${multi:+/${lines[i]}}
 	tags[i]="[${lines[i]}${XNC_KERNEL:+-debug}]"
@@ -347,13 +354,11 @@ for i in "${sel[@]}"; do
 	report "$i"
 done
 
+sum="$pass passed, $fail failed"
+[ $skip = 0 ] || sum="$sum, $skip skipped"
 for t in "${times[@]}"; do
 	emit "# time: $t"
 done
 
-if [ $skip -gt 0 ]; then
-	echo "$pass passed, $fail failed, $skip skipped"
-else
-	echo "$pass passed, $fail failed"
-fi
+echo "$sum"
 [ $fail -eq 0 ] && [ $((pass + fail)) -gt 0 ]
