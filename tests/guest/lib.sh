@@ -158,13 +158,16 @@ XNC_AT_EXIT=()
 at_exit() { XNC_AT_EXIT=("$*" "${XNC_AT_EXIT[@]}"); }
 xnc_exit() {
 	XNC_RC=$?
-	local c
+	local c j
+	# (a test under set -e: no step of the cleanup may end it early)
+	set +e
 	trap - EXIT TERM INT
 	for c in "${XNC_AT_EXIT[@]}"; do
 		eval "$c"
 	done
-	# shellcheck disable=SC2046 # job pids: words
-	kill $(jobs -p) 2>/dev/null
+	j=$(jobs -p)
+	# shellcheck disable=SC2086 # job pids: words
+	[ -z "$j" ] || kill $j 2>/dev/null
 	xnc_reset
 	exit $XNC_RC
 }

@@ -142,6 +142,7 @@ for name in "${tests[@]}"; do
 	rc=$?
 	secs=$(($(date +%s) - start))
 	reason=$(grep -v '^+' "$log" | tail -n1)
+	[ -n "$reason" ] || reason="exit status $rc, no output"
 	if [ $rc = 124 ] || [ $rc = 137 ]; then
 		rc=124 reason="TIMEOUT $lim seconds"
 	fi
