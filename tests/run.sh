@@ -356,6 +356,21 @@ done
 
 sum="$pass passed, $fail failed"
 [ $skip = 0 ] || sum="$sum, $skip skipped"
+# the phases' times, also as a table (docs/timings.md is the last CI's)
+{
+	echo "# Timings of a test run"
+	echo
+	echo "\`tests/run.sh${1:+ $1}\` with XNC_KLINES='${XNC_KLINES:-${XNC_KLINE:-}}'" \
+		"on $(date -u +%Y-%m-%d) at $(git -C "$top" describe --always --dirty 2>/dev/null):" \
+		"$sum, in $((SECONDS / 60)) min $((SECONDS % 60)) s (this machine: $(nproc) cores)."
+	echo
+	echo "| phase | time |"
+	echo "|---|---|"
+	for t in "${times[@]}"; do
+		what=${t% * min * s}
+		echo "| $what | ${t#"$what "} |"
+	done
+} >"$out/timings.md"
 for t in "${times[@]}"; do
 	emit "# time: $t"
 done
