@@ -17,7 +17,7 @@ copies, calls or reads still what they were when last checked?
                   version V; each of the three is optional, the others
                   default to linux-source-L's installed tarball and
                   version (7.3: trixie-backports' newest, which
-                  scripts/bpo-source.sh fetches into the cache unless it
+                  scripts/trixie-source.sh fetches into the cache unless it
                   is there)
       --trixie    also Debian 13 trixie's newest linux-source-6.12
                   (scripts/trixie-source.sh: fetched into the cache unless
@@ -82,7 +82,7 @@ TRIXIE_SCRIPT = os.path.join(TOP, "scripts", "trixie-source.sh")
 TRIXIE_LINE = "6.12"
 KLINES = ("6.1", "6.12", "7.3")
 # lines bookworm has no linux-source of: trixie-backports' instead
-BPO_SCRIPT = os.path.join(TOP, "scripts", "bpo-source.sh")
+# (scripts/trixie-source.sh LINE)
 BPO_LINES = ("7.3",)
 
 POLICY = "net/xfrm/xfrm_policy.c"
@@ -567,7 +567,7 @@ def targets_of(args):
     out = []
     for line in ([args.line] if args.line else KLINES):
         if line in BPO_LINES and not args.source:
-            source, version = fetched_source([BPO_SCRIPT, line])
+            source, version = fetched_source([TRIXIE_SCRIPT, line])
             out.append(Target(line, source, args.version or version))
             continue
         source = args.source or f"/usr/src/linux-source-{line}.tar.xz"

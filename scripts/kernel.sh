@@ -16,7 +16,7 @@
 #   scripts/kernel.sh source [--cached]  print "TARBALL VERSION" of the
 #                               line's linux-source: bookworm's installed
 #                               package, Debian 13's fetched into the cache
-#                               (trixie-source.sh, bpo-source.sh; with
+#                               (trixie-source.sh; with
 #                               --cached only a cached one); XNC_KSRC_TARBALL
 #                               names another tarball
 #   scripts/kernel.sh srcpkg    print its package (linux-source-<line>)
@@ -203,13 +203,10 @@ ksource() {
 		echo "/usr/src/$pkg.tar.xz $v"
 		return
 	fi
-	case $line in
-	6.12) f=("$here/trixie-source.sh") ;;
-	*) f=("$here/bpo-source.sh" "$line") ;;
-	esac
-	"${f[0]}" --cached "${f[@]:1}" && return
-	[ "${1:-}" != --cached ] || die "no $pkg in the cache (${f[*]} fetches it)"
-	"${f[@]}" || die "could not fetch $pkg (${f[*]})"
+	f=$here/trixie-source.sh
+	"$f" --cached "$line" && return
+	[ "${1:-}" != --cached ] || die "no $pkg in the cache ($f $line fetches it)"
+	"$f" "$line" || die "could not fetch $pkg ($f $line)"
 }
 
 # bkdir: the headers dir in the kernel's root

@@ -17,8 +17,8 @@
 # module dependency is psample, on both lines (modinfo: "depends: psample").
 # With XNC_KERNEL set, built for that debug kernel instead (kernel.sh).
 # Debian 13's kernels (13, 13-rt, 7.3): built in the trixie root, from
-# trixie's linux-source-6.12 (scripts/trixie-source.sh) or backports'
-# linux-source-7.3 (scripts/bpo-source.sh), fetched into the cache once.
+# trixie's linux-source-6.12 or backports' linux-source-7.3
+# (scripts/trixie-source.sh), fetched into the cache once.
 
 set -euo pipefail
 

@@ -6,9 +6,9 @@
 # the default, 6.12, their -rt flavors, or Debian 13's 13, 13-rt, 7.3;
 # scripts/kernel.sh); nothing of them is kept in this repository.  The
 # tarball: the host's installed package for Debian 12's kernels; for
-# Debian 13's, trixie's linux-source-6.12 (scripts/trixie-source.sh) or
-# trixie-backports' linux-source-7.3 (scripts/bpo-source.sh), fetched
-# into the cache once; XNC_KSRC_TARBALL: another one.
+# Debian 13's, trixie's linux-source-6.12 or trixie-backports'
+# linux-source-7.3 (scripts/trixie-source.sh), fetched into the cache
+# once; XNC_KSRC_TARBALL: another one.
 #
 #   scripts/selftests.sh [prepare]   host: extract + build into the cache
 #                                    (idempotent), print the cache dir

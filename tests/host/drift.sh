@@ -35,7 +35,7 @@ tar -xJf "$tarball" -C "$tmp/base" "${paths[@]/#/$top_dir/}" &
 tarpid=$!
 
 # (a) the real sources, trixie's 6.12 too (its release is in the record,
-# so a module built for it loads there), and 7.3 (scripts/bpo-source.sh)
+# so a module built for it loads there), and 7.3 (scripts/trixie-source.sh 7.3)
 if ! "$drift" check --trixie >"$tmp/a.out" 2>&1; then
 	cat "$tmp/a.out"
 	fail "scripts/drift.py check on the installed sources: $(tail -n1 "$tmp/a.out")"
