@@ -109,7 +109,8 @@ leftovers() {
 	awk '$1 ~ /^(xfrm_nocache|xnc_.*|netdevsim)$/ { print "module " $1 }' /proc/modules
 }
 
-# reset: remove what a test left, so that the next one starts clean
+# reset: remove what a test left (leftovers), so that the next one starts
+# clean
 reset() {
 	ip -all netns delete 2>/dev/null
 	ip xfrm policy flush
@@ -147,7 +148,7 @@ for name in "${tests[@]}"; do
 		rc=124 reason="TIMEOUT $lim seconds"
 	fi
 	left=$(leftovers | paste -sd, | sed 's/,/, /g')
-	reset
+	[ -z "$left" ] || reset
 	# give the deferred teardown of deleted namespaces (cleanup_net,
 	# netdev_run_todo) a second to log: that is still this test's; a
 	# leaked reference ("unregister_netdevice: waiting", after 10 s)
