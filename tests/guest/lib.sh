@@ -141,6 +141,30 @@ expect_ge() {
 	[ "$2" -ge "$3" ] 2>/dev/null || fail "$1: got '$2', want >= $3"
 }
 
+# esp_pair one|both: namespaces a (10.9.0.1) and b (10.9.0.2) over a
+# veth, an ESP transport SA a -> b (SPI 0x101) in both and a's outbound
+# policy for it; with "both", b -> a too (SPI 0x201, b's policy)
+esp_pair() {
+	local k=0x0102030405060708091011121314151617181920 n
+	ip netns add a
+	ip netns add b
+	ip link add va netns a type veth peer name vb netns b
+	ip -n a addr add 10.9.0.1/24 dev va
+	ip -n a link set va up
+	ip -n b addr add 10.9.0.2/24 dev vb
+	ip -n b link set vb up
+	for n in a b; do
+		ip -n $n xfrm state add src 10.9.0.1 dst 10.9.0.2 proto esp spi 0x101 \
+			mode transport aead 'rfc4106(gcm(aes))' $k 128
+		[ "$1" != both ] ||
+			ip -n $n xfrm state add src 10.9.0.2 dst 10.9.0.1 proto esp spi 0x201 \
+				mode transport aead 'rfc4106(gcm(aes))' $k 128
+	done
+	ip -n a xfrm policy add src 10.9.0.1 dst 10.9.0.2 dir out tmpl proto esp mode transport
+	[ "$1" != both ] ||
+		ip -n b xfrm policy add src 10.9.0.2 dst 10.9.0.1 dir out tmpl proto esp mode transport
+}
+
 # xnc_reset: the state every test starts from, whatever it did: no
 # namespace, no xfrm policy or SA, the module unloaded
 xnc_reset() {

@@ -6,19 +6,7 @@
 # shellcheck disable=SC2119 # xnc_load: no insmod parameters here
 . "$(dirname "$0")/lib.sh"
 
-ip netns add a; ip netns add b
-ip link add va netns a type veth peer name vb netns b
-ip -n a addr add 10.9.0.1/24 dev va; ip -n a link set va up
-ip -n b addr add 10.9.0.2/24 dev vb; ip -n b link set vb up
-K=0x0102030405060708091011121314151617181920
-for n in a b; do
-	ip -n $n xfrm state add src 10.9.0.1 dst 10.9.0.2 proto esp spi 0x101 \
-		mode transport aead 'rfc4106(gcm(aes))' $K 128
-	ip -n $n xfrm state add src 10.9.0.2 dst 10.9.0.1 proto esp spi 0x201 \
-		mode transport aead 'rfc4106(gcm(aes))' $K 128
-done
-ip -n a xfrm policy add src 10.9.0.1 dst 10.9.0.2 dir out tmpl proto esp mode transport
-ip -n b xfrm policy add src 10.9.0.2 dst 10.9.0.1 dir out tmpl proto esp mode transport
+esp_pair both
 
 ip netns exec a ping -q -i 0.01 -w 600 10.9.0.2 >/tmp/cycles.ping 2>&1 &
 pinger=$!

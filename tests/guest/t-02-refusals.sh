@@ -98,16 +98,7 @@ xnc_load || fail "load once the other livepatch is gone failed"
 xnc_unload || fail "unload failed"
 
 # --- ours first, the other loaded on top: it takes over until removed ----------
-ip netns add a; ip netns add b
-ip link add va netns a type veth peer name vb netns b
-ip -n a addr add 10.9.0.1/24 dev va; ip -n a link set va up
-ip -n b addr add 10.9.0.2/24 dev vb; ip -n b link set vb up
-K=0x0102030405060708091011121314151617181920
-for n in a b; do
-	ip -n $n xfrm state add src 10.9.0.1 dst 10.9.0.2 proto esp spi 0x101 \
-		mode transport aead 'rfc4106(gcm(aes))' $K 128
-done
-ip -n a xfrm policy add src 10.9.0.1 dst 10.9.0.2 dir out tmpl proto esp mode transport
+esp_pair one
 xnc_load || fail "load failed"
 ip netns exec a ping -q -i 0.05 -w 120 10.9.0.2 >/dev/null 2>&1 &
 pinger=$!
