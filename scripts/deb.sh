@@ -44,7 +44,7 @@ fi
 case $where in
 host) groot= ;;
 trixie)
-	groot=$(XNC_KLINE=13 XNC_KERNEL='' scripts/kernel.sh root)
+	groot=$(scripts/trixie-root.sh path)
 	[ -f "$groot/.xnc-created" ] ||
 		die "no trixie root in $groot: scripts/trixie-root.sh create"
 	;;

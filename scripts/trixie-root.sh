@@ -10,6 +10,7 @@
 #                                            apt-get update and upgrade in it
 #   scripts/trixie-root.sh headers LINE...   install LINE's headers in it,
 #                                            print "LINE VERSION KDIR-IN-ROOT"
+#   scripts/trixie-root.sh path              the root's path on this machine
 #   scripts/trixie-root.sh kdir LINE         host path of LINE's headers
 #   scripts/trixie-root.sh run CMD...        CMD in the root, this repo at the
 #                                            same path, /proc and /dev mounted
@@ -268,6 +269,7 @@ cmd=${1:-}
 mkdir -p "$XNC_CACHE"
 exec 9>"$XNC_CACHE/trixie-root.lock"
 case $cmd in
+path) echo "$root" ;;
 create) flock 9; create ;;
 headers) flock 9; headers "$@" ;;
 kdir)
