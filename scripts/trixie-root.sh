@@ -49,8 +49,9 @@ pkgs=(build-essential gcc-14 make bc bison flex libelf-dev python3 kmod dkms
 # iproute2 and strongSwan 6 (charon, swanctl, the openssl and vici
 # plugins), netdevsim's ethtool, perf and trace-cmd (t-21), node_exporter,
 # promtool and curl (t-22), and the selftests' tools (ping, iptables, nft,
-# nc, socat, iperf3); kmod and python3 are the build's
-gpkgs=(iproute2 iputils-ping ethtool iptables nftables netcat-openbsd socat iperf3
+# nc, socat, iperf3, and jq: 7.x's rtnetlink.sh reads ip's JSON with it);
+# kmod and python3 are the build's
+gpkgs=(iproute2 iputils-ping ethtool iptables nftables netcat-openbsd socat iperf3 jq
 	strongswan-charon strongswan-swanctl libcharon-extra-plugins
 	libstrongswan-standard-plugins trace-cmd linux-perf procps file curl
 	prometheus-node-exporter prometheus)
