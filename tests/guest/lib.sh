@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Helpers for guest tests: source it.  Run directly with "unload" to remove
-# the module whatever state it is in.
+# the module whatever state it is in, with "reset" for xnc_reset.
 
 XNC_TOP=${XNC_TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}
 XNC_KO=${XNC_KO:-$XNC_TOP/xfrm_nocache.ko}
@@ -202,6 +202,9 @@ t-*.sh)
 	;;
 esac
 
-if [ "${BASH_SOURCE[0]}" = "$0" ] && [ "${1:-}" = unload ]; then
-	xnc_unload
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	case ${1:-} in
+	unload) xnc_unload ;;
+	reset) xnc_reset ;;
+	esac
 fi

@@ -112,10 +112,7 @@ leftovers() {
 # reset: remove what a test left (leftovers), so that the next one starts
 # clean
 reset() {
-	ip -all netns delete 2>/dev/null
-	ip xfrm policy flush
-	ip xfrm state flush
-	"$here/lib.sh" unload >/dev/null 2>&1
+	"$here/lib.sh" reset >/dev/null 2>&1
 	awk '$1 ~ /^(xnc_.*|netdevsim)$/ { print $1 }' /proc/modules |
 		while read -r m; do rmmod "$m" 2>/dev/null; done
 }
