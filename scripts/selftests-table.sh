@@ -26,80 +26,13 @@
 # (results and raw suite logs, default a fresh /tmp dir),
 # XNC_TABLE_TIMEOUT (VM seconds per suite, default 5400).  The results all
 # come from one kernel (guest.kver beside each file).  A table that lacks a
-# suite of the line is written into $XNC_OUT instead of docs/.  "guest" is
-# the part that runs inside the VM.
+# suite of the line is written into $XNC_OUT instead of docs/.  Inside the
+# VM: tests/guest/selftests-table.sh.
 
 set -uo pipefail
 
 top=$(cd "$(dirname "$0")/.." && pwd)
 st=$top/scripts/selftests.sh
-
-guest() {
-	export XNC_TOP=$top
-	# shellcheck source-path=SCRIPTDIR source=../tests/guest/lib.sh disable=SC1091
-	. "$top/tests/guest/lib.sh"
-	local res=$XNC_OUT/table.results T=/sys/kernel/tracing probe=xnc_table
-	local suite mode r hits splat mods m
-	splat=$(<"$top/tests/splat.re")
-	uname -r >"$XNC_OUT/guest.kver"
-	while read -r m; do
-		modprobe -q "$m" 2>/dev/null
-	done < <(grep -v '^#' "$top/tests/guest/modules")
-	# and those of the suites beyond make check's, for them only (the
-	# others run as they always did): loaded before the stock run, so
-	# that neither column pays for it
-	for suite in "$@"; do
-		case $suite in
-		pmtu-vti) mods="ip_vti ip6_vti" ;;
-		l2tp) mods="l2tp_core l2tp_netlink l2tp_ip l2tp_ip6 l2tp_eth" ;;
-		nft-flowtable)
-			mods="nf_tables nft_ct nft_nat nft_masq nft_chain_nat nf_flow_table_inet
-			      nft_flow_offload bridge 8021q" ;;
-		# its routers' nft filter, which logs what it passes and drops
-		xfrm-state) mods="nf_tables nft_log nf_log_syslog" ;;
-		*) mods= ;;
-		esac
-		for m in $mods; do
-			modprobe -q "$m" 2>/dev/null
-		done
-	done
-	echo 0 >$T/tracing_on
-	for suite in "$@"; do
-		for mode in stock module; do
-			for ns in $(ip netns list | awk '{print $1}'); do ip netns del "$ns"; done
-			ip xfrm policy flush; ip xfrm state flush
-			dmesg -c >/dev/null
-			hits=-
-			if [ $mode = module ]; then
-				# shellcheck disable=SC2119 # no extra insmod parameters
-				xnc_load || { echo "# $suite $mode: insmod failed" >>"$res"; continue; }
-				echo "p:$probe xnc_xfrm_lookup_with_ifid" >>$T/kprobe_events &&
-					echo 1 >$T/events/kprobes/$probe/enable
-			else
-				mod_loaded && xnc_unload
-				[ ! -e "$LP" ] || { echo "# $suite $mode: livepatch still present" >>"$res"; continue; }
-			fi
-			echo "== $suite $mode" >&2
-			r=$("$st" run "$suite" "$XNC_OUT/$suite.$mode.log")
-			echo "$r" >&2
-			if [ $mode = module ]; then
-				hits=$(awk -v p="$probe" '$1 == p { print $2 }' $T/kprobe_profile)
-				[ "$(cat "$LP/enabled" 2>/dev/null)" = 1 ] ||
-					r="$r"$'\n'"# FAIL livepatch no longer enabled after the suite"
-				echo 0 >$T/events/kprobes/$probe/enable
-				echo "-:$probe" >>$T/kprobe_events
-				xnc_unload || r="$r"$'\n'"# FAIL module did not unload"
-			fi
-			dmesg >"$XNC_OUT/$suite.$mode.dmesg"
-			if grep -qE "$splat" "$XNC_OUT/$suite.$mode.dmesg"; then
-				r="$r"$'\n'"# FAIL kernel splat: $(grep -m1 -E "$splat" "$XNC_OUT/$suite.$mode.dmesg")"
-			fi
-			echo "$r" | sed -n "s/^RESULT /RESULT mode=$mode hits=$hits /p" >>"$res"
-			echo "$r" | grep '^# ' | sed "s/^# /# $suite $mode: /" >>"$res"
-		done
-	done
-	echo 1 >$T/tracing_on
-}
 
 # field NAME LINE
 field() { echo "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
@@ -199,7 +132,7 @@ run_suites() {
 	for suite in $1; do
 		XNC_QUIET=${XNC_QUIET-1} "$top/scripts/vm.sh" --timeout "${XNC_TABLE_TIMEOUT:-5400}" \
 			--out "$out" --log "$out/console.$suite.log" -- \
-			"$top/scripts/selftests-table.sh" guest "$suite"
+			"$top/tests/guest/selftests-table.sh" "$suite"
 		vrc=$?
 		if [ $vrc -ne 0 ] || ! grep -q "suite=$suite " "$out/table.results"; then
 			echo "selftests-table: $suite: scripts/vm.sh exited $vrc (console: $out/console.$suite.log)" >&2
@@ -304,7 +237,7 @@ host() {
 	doc=$top/docs/$name
 	[ "$shown " = "$all" ] || doc=$out/$name
 	mkdir -p "$(dirname "$doc")"
-	# how rtnetlink-ipsec runs: as scripts/selftests.sh decides
+	# how rtnetlink-ipsec runs: as tests/guest/selftests-run.sh decides
 	if grep -q '^while getopts t:' "$dir/tools/testing/selftests/net/rtnetlink.sh"; then
 		rtnl="$kline's script takes them with its \`-t\` option."
 	else
@@ -421,8 +354,7 @@ EOF
 }
 
 case "${1:-}" in
-guest) shift; guest "$@" ;;
 "") host ;;
 render) host render ;;
-*) echo "usage: $0 [guest|render]" >&2; exit 2 ;;
+*) echo "usage: $0 [render]" >&2; exit 2 ;;
 esac

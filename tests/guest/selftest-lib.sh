@@ -2,16 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 #
 # Shared body of the t-60-selftest-* tests: source after setting
-#   suite       the name scripts/selftests.sh runs
+#   suite       the name selftests-run.sh runs
 #   want_pass   checks that pass on stock (all must pass with the module)
 #   want_skip   checks that skip on stock
 #   want_hits   1 if the suite must go through xnc_xfrm_lookup_with_ifid
 # and after sourcing lib.sh.
 
 # shellcheck disable=SC2154 # suite, want_*: set by the t-60-selftest-*.sh
-st=$XNC_TOP/scripts/selftests.sh
+st=$XNC_TOP/tests/guest/selftests-run.sh
 out=$XNC_OUT/selftest-$suite.log
-"$st" dir >/dev/null || fail "selftests not prepared on the host (scripts/selftests.sh)"
+"$XNC_TOP/scripts/selftests.sh" dir >/dev/null ||
+	fail "selftests not prepared on the host (scripts/selftests.sh)"
 
 # Count calls of the module's replacement function while the suite runs: a
 # kprobe on it (kprobe_profile counts hits even with tracing off).
@@ -35,7 +36,7 @@ echo "$res"
 hits=$(awk -v p="$probe" '$1 == p { print $2 }' $T/kprobe_profile)
 log "calls of xnc_xfrm_lookup_with_ifid during the suite: $hits"
 r=$(echo "$res" | grep '^RESULT ')
-[ -n "$r" ] || fail "no RESULT line from selftests.sh run $suite"
+[ -n "$r" ] || fail "no RESULT line from selftests-run.sh run $suite"
 val() { echo "$r" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # the module stayed in the path the whole time

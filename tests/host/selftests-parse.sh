@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
-# scripts/selftests.sh counts each suite's verdicts as the table needs:
+# tests/guest/selftests-run.sh counts each suite's verdicts as the table needs:
 # its parse rules on small hand-made logs in each suite's output format,
 # for the suites beyond make check's (t-60-selftest-* run the others), and
 # the rules every suite shares: a suite that stops before a check it was
@@ -19,7 +19,7 @@ expect() {
 	local out got
 	n=$((n + 1))
 	cat >"$tmp/$n.log"
-	out=$(XNC_KLINE=6.12 "$top/scripts/selftests.sh" parse "$1" "$tmp/$n.log" "$2" 7)
+	out=$("$top/tests/guest/selftests-run.sh" parse "$1" "$tmp/$n.log" "$2" 7)
 	got=$(echo "$out" | sed -n 's/^RESULT suite=[^ ]* \(.*\) rc=.*/\1/p')
 	if [ "$got" != "$3" ]; then
 		echo "case $n ($1, rc $2): got '$got', want '$3'"
@@ -28,7 +28,7 @@ expect() {
 	fi
 }
 
-# pmtu-vti: TEST lines; the plan line selftests.sh writes first
+# pmtu-vti: TEST lines; the plan line selftests-run.sh writes first
 expect pmtu-vti 0 "checks=3 pass=2 fail=0 skip=1" <<'L'
 selftests.sh: plan 3: t1 t2 t3
 TEST: first                                                       [ OK ]
@@ -135,4 +135,4 @@ for l in 6.1 6.12; do
 done
 
 [ $bad = 0 ] || exit 1
-echo "selftests.sh parse: $n cases as expected"
+echo "selftests-run.sh parse: $n cases as expected"
