@@ -144,18 +144,20 @@ log=${log:-$out/console.log}
 work=$(mktemp -d /tmp/xnc-initrd.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
-# The command to run, as a script on the host (the guest sees it over 9p).
-{
+# The command to run, as a script on the host (the guest sees it over 9p),
+# with those of the variables tests/guest/env lists that are set here, and
+# nothing else of this environment: XNC_OUT, XNC_KVER, XNC_KLINE always.
+(
+	# (in this subshell only)
+	export XNC_OUT=$out XNC_KVER=$ver XNC_KLINE=$kline
 	echo '#!/bin/sh'
 	printf 'cd %q\n' "$PWD"
-	# the caller's XNC_* settings reach the guest
-	for v in $(compgen -e | grep -E '^XNC_[A-Z0-9_]+$'); do
-		printf 'export %s=%q\n' "$v" "${!v}"
-	done
-	printf 'export XNC_OUT=%q XNC_KVER=%q XNC_KLINE=%q\n' "$out" "$ver" "$kline"
+	while read -r v _; do
+		case $v in XNC_*) [ -z "${!v+x}" ] || printf 'export %s=%q\n' "$v" "${!v}" ;; esac
+	done <"$here/../tests/guest/env"
 	printf '%q ' "$@"
 	echo
-} >"$out/cmd.sh"
+) >"$out/cmd.sh"
 chmod +x "$out/cmd.sh"
 
 # What of this machine a guest on the trixie root needs, at the same paths:
