@@ -44,7 +44,7 @@ ifneq ($(KDIR),$(shell cat $(KDIR_STAMP) 2>/dev/null))
 $(shell echo '$(KDIR)' >$(KDIR_STAMP))
 endif
 
-.PHONY: all module clean check demo install deps lint dkms-check deb help tools stats stress drift
+.PHONY: all module clean check demo install deps lint dkms-check deb help tools test-programs stats stress drift
 
 all: module
 
@@ -78,6 +78,9 @@ TOOLS := tests/tools/xsend tests/tools/xstream tests/tools/xcost
 tests/tools/%: tests/tools/%.c
 	$(CC) -O2 -Wall -Wextra -o $@ $<
 
+# the test programs alone (tests/run.sh builds them before any boot)
+test-programs: $(TOOLS)
+
 # Test only: a second livepatch of xfrm_lookup_with_ifid (t-02-refusals),
 # and xnc_qchild, a kernel that releases queue bundle children (t-13)
 KLP_OTHER := tests/tools/klp-other/xnc_klp_other.ko
@@ -99,11 +102,11 @@ tools: $(TOOLS) $(KLP_OTHER)
 # for 13 and 7.3).  check-all: everything on all seven.  tests/run.sh
 # builds the module for each.
 CHECK_KLINES := $(if $(KERNEL),$(KERNEL),6.1=^(0|1|2|3|4|5|6) 13=^(0|1|2|4|5) 7.3=^(00|02|10|20|40))
-check-run: $(TOOLS)
+check-run:
 	XNC_KLINES='$(CHECK_KLINES)' $(if $(KERNEL),,XNC_HOST_KLINES='6.1 6.12') tests/run.sh
 
 ALL_KLINES := 6.1 6.12 6.1-rt 6.12-rt 13 13-rt 7.3
-check-all-run: $(TOOLS) check-bench
+check-all-run: check-bench
 	XNC_KLINES='$(ALL_KLINES)' tests/run.sh
 
 # The README's commands set a bare Debian machine up first (scripts/deps.sh:

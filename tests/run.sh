@@ -340,6 +340,10 @@ for i in "${!lines[@]}"; do
 	tags[i]="[${lines[i]}${XNC_KERNEL:+-debug}]"
 	[ -z "$(guest_tests "${gpats[i]}")" ] || sel+=("$i")
 done
+# the test programs the guest runs (tests/tools), as make builds them
+if [ ${#sel[@]} -gt 0 ] && ! make -s --no-print-directory test-programs >&2; then
+	die "cannot build the test programs (make test-programs)"
+fi
 emit "KTAP version 1"
 emit "1..$(( (${#host[@]} > 0) + ${#sel[@]} ))"
 [ ${#host[@]} = 0 ] || timed "host tests" host_tests
