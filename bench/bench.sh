@@ -99,7 +99,7 @@ bench/slab-pin-tree.sh "$pin"
 	{ cat "$out/slab-pin.build" >&2; exit 1; }
 # the module as every build of it is made (scripts/build.sh), in $out: the
 # tree's .ko may be another kernel's, or rebuilt while the benchmark runs
-"${kb[@]}" "$top/scripts/build.sh" "$kdir" "$out/mod" >"$out/mod.build" 2>&1 ||
+KDIR=$kdir scripts/build.sh --line "$out/mod" >"$out/mod.build" 2>&1 ||
 	{ cat "$out/mod.build" >&2; exit 1; }
 
 # the settings this run had, for the report's "Regenerate" line

@@ -76,9 +76,6 @@ fi
 if [ "${1:-}" != --report ]; then
 	kname=$(scripts/kernel.sh name)
 	kver=$(scripts/kernel.sh version)
-	# the module is built in the kernel's root (the trixie root for
-	# Debian 13's kernels, which sees only this repository)
-	kdir=${KDIR:-$(scripts/kernel.sh bkdir)}
 	out=${XNC_OUT:-$top/tests/out/bench-latency-$(date +%Y%m%d-%H%M%S)}
 	mkdir -p "$out"
 	out=$(cd "$out" && pwd)
@@ -86,7 +83,7 @@ if [ "${1:-}" != --report ]; then
 		echo "bench/latency.sh: $out is outside $top, which the trixie root does not see (XNC_OUT)" >&2
 		exit 1
 	fi
-	scripts/kernel.sh build "$top/scripts/build.sh" "$kdir" "$out/mod" >"$out/mod.build" 2>&1 ||
+	scripts/build.sh --line "$out/mod" >"$out/mod.build" 2>&1 ||
 		{ cat "$out/mod.build" >&2; exit 1; }
 	echo "bench-latency: $kver in the VM (one vCPU, -icount shift=1); progress in $out/latency.log"
 	rc=0

@@ -15,9 +15,6 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
 kline=$(scripts/kernel.sh name)
-# the module is built in the kernel's root (the trixie root for Debian
-# 13's kernels, which sees only this repository)
-kdir=${KDIR:-$(scripts/kernel.sh bkdir)}
 out=${XNC_OUT:-$top/tests/out/bench-notifier-$(date +%Y%m%d-%H%M%S)}
 docs=${XNC_BENCH_DOCS:-$top/docs}
 [ "${1:-}" = --report ] && out=${2:?--report DIR}
@@ -32,7 +29,7 @@ if [ "${1:-}" != --report ]; then
 		echo "bench/notifier.sh: $out is outside $top, which the trixie root does not see (XNC_OUT)" >&2
 		exit 1
 	fi
-	scripts/kernel.sh build "$top/scripts/build.sh" "$kdir" "$out/mod" >"$out/mod.build" 2>&1 ||
+	scripts/build.sh --line "$out/mod" >"$out/mod.build" 2>&1 ||
 		{ cat "$out/mod.build" >&2; exit 1; }
 	scripts/netdevsim.sh >"$out/netdevsim.path"
 

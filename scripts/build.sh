@@ -6,6 +6,12 @@
 #
 #   scripts/build.sh KDIR DESTDIR [make args...]
 #   scripts/build.sh --variants KDIR DESTDIR
+#   scripts/build.sh --line [--variants] DESTDIR [make args...]
+#
+# --line: for the kernel XNC_KLINE names (scripts/kernel.sh), in its root
+# (the trixie root for Debian 13's kernels) against its headers there (KDIR
+# if set, as seen there); a DESTDIR the root does not see gets a copy.  The
+# harness (tests/run.sh, bench/, the selftests table) builds this way.
 #
 # --variants builds the test-only variants that tests/guest/t-02-refusals.sh
 # loads, each in DESTDIR/variants/NAME/xfrm_nocache.ko: "missing" binds a
@@ -20,6 +26,26 @@
 
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+if [ "${1:-}" = --line ]; then
+	shift
+	var=()
+	[ "${1:-}" != --variants ] || { var=(--variants); shift; }
+	[ $# -ge 1 ] || { echo "usage: scripts/build.sh --line [--variants] DESTDIR [make args]" >&2; exit 2; }
+	dest=$1 ks=$top/scripts/kernel.sh
+	shift
+	kdir=${KDIR:-$("$ks" bkdir)}
+	groot=$("$ks" root)
+	mkdir -p "$dest"
+	dest=$(cd "$dest" && pwd)
+	if [ "$groot" = / ] || [[ $dest = "$top"/* ]]; then
+		exec "$ks" build "$top/scripts/build.sh" "${var[@]}" "$kdir" "$dest" "$@"
+	fi
+	b=$(mktemp -d "$groot/var/tmp/xnc-build.XXXXXX")
+	trap 'rm -rf "$b"' EXIT
+	"$ks" build "$top/scripts/build.sh" "${var[@]}" "$kdir" "${b#"${groot%/}"}/m" "$@"
+	cp -a "$b/m/." "$dest/"
+	exit 0
+fi
 if [ "${1:-}" = --variants ]; then
 	[ $# -eq 3 ] || { echo "usage: scripts/build.sh --variants KDIR DESTDIR" >&2; exit 2; }
 	v=$3/variants

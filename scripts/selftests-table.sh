@@ -89,27 +89,12 @@ merge() {
 }
 
 # build_mod: the module, built for this line's kernel (not the tree's .ko,
-# which may be another line's) into $out/mod, where the guest sees it.
-# Debian 13's: in the trixie root (scripts/kernel.sh build), which sees
-# this repository but not $out: into its /var/tmp, then copied.
+# which may be another line's) into $out/mod, where the guest sees it
 build_mod() {
-	local kdir groot b rc=0
-	groot=$("$top/scripts/kernel.sh" root) || return 1
-	if [ "$groot" = / ]; then
-		kdir=$("$top/scripts/kernel.sh" kdir) || return 1
-		nice -n 19 "$top/scripts/build.sh" "$kdir" "$out/mod" >"$out/mod.build" 2>&1 || rc=1
-	else
-		kdir=$("$top/scripts/kernel.sh" bkdir) || return 1
-		b=$(mktemp -d "$groot/var/tmp/xnc-table.XXXXXX") || return 1
-		nice -n 19 "$top/scripts/kernel.sh" build "$top/scripts/build.sh" "$kdir" \
-			"${b#"${groot%/}"}/mod" >"$out/mod.build" 2>&1 &&
-			rm -rf "$out/mod" && cp -a "$b/mod" "$out/mod" || rc=1
-		rm -rf "$b"
-	fi
-	[ -f "$out/mod/xfrm_nocache.ko" ] || rc=1
-	if [ $rc != 0 ]; then
+	if ! nice -n 19 "$top/scripts/build.sh" --line "$out/mod" >"$out/mod.build" 2>&1 ||
+	   [ ! -f "$out/mod/xfrm_nocache.ko" ]; then
 		cat "$out/mod.build" >&2
-		echo "selftests-table: building the module against $kdir failed" >&2
+		echo "selftests-table: building the module for $XNC_KLINE failed" >&2
 		return 1
 	fi
 }

@@ -224,7 +224,7 @@ prepare() {
 		# the module, as every build of it is made (scripts/build.sh: a
 		# copy of the sources, the build, its livepatch relocation step)
 		rm -rf "$lout/mod"
-		if ! "${kb[@]}" "$top/scripts/build.sh" "$kdir" "$lout/mod" >"$lout/mod.build" 2>&1 ||
+		if ! KDIR=$kdir nice -n 19 scripts/build.sh --line "$lout/mod" >"$lout/mod.build" 2>&1 ||
 		   [ ! -f "$lout/mod/xfrm_nocache.ko" ]; then
 			berr "$i" build "xfrm_nocache.ko against $kdir: $(first_error "$lout/mod.build")"
 			return 1
@@ -232,7 +232,7 @@ prepare() {
 		kos[i]=$lout/mod/xfrm_nocache.ko
 		# t-02-refusals' test-only builds, next to it in mod/variants
 		if grep -q '^02-' <<<"$sel"; then
-			"${kb[@]}" "$top/scripts/build.sh" --variants "$kdir" "$lout/mod" \
+			KDIR=$kdir nice -n 19 scripts/build.sh --line --variants "$lout/mod" \
 				>"$lout/variants.build" 2>&1 ||
 				berr "$i" build-variants "against $kdir: $(first_error "$lout/variants.build")"
 		fi
