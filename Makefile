@@ -128,7 +128,7 @@ stress: $(MOD) $(TOOLS)
 	XNC_STRESS_SECS=60 XNC_STRESS_ROUNDS=50 tests/run.sh stress
 
 # The kernel's xfrm selftests, stock vs. module, into docs/selftests.md;
-# KERNEL=6.12: on 6.12, into docs/selftests-6.12.md.
+# KERNEL=K (any line but 6.1): on K, into docs/selftests-K.md.
 selftests-table: $(MOD)
 	scripts/selftests-table.sh
 
@@ -138,9 +138,9 @@ selftests-table: $(MOD)
 # Forwarded pps vs tunnel count: stock, module, per-CPU cache reference;
 # then where a packet's instructions go (a perf profile by phase).  Not
 # part of check; writes docs/bench.md, docs/bench.png and
-# docs/bench-profile.png (~45 min); KERNEL=6.12: on 6.12, docs/bench-6.12.md
-# and its PNGs.  XNC_BENCH_PROFILE=only: the profile alone (~10 min), into
-# the run's directory (docs/testing.md, Benchmark).
+# docs/bench-profile.png (~45 min); KERNEL=K (any line but 6.1): on K,
+# docs/bench-K.md and its PNGs.  XNC_BENCH_PROFILE=only: the profile
+# alone (~10 min), into the run's directory (docs/testing.md, Benchmark).
 bench: $(MOD)
 	bench/bench.sh
 
@@ -227,8 +227,8 @@ help:
 	@echo "make check-debug   the guest tests on it, in 4 parts (PART=n or T=pattern for one)"
 	@echo "              (both: KERNEL=6.12 for 6.12's, KERNEL=6.12-rt for PREEMPT_RT)"
 	@echo "make demo     boot the VM, load the module, show it working"
-	@echo "make lint     W=1 + sparse + checkpatch --strict, zero findings"
+	@echo "make lint     W=1 + sparse + checkpatch --strict + shellcheck, zero findings"
 	@echo "make drift    the kernel functions/variables the module uses vs scripts/kernel.record"
-	@echo "              (6.1, 6.12 and trixie's 6.12 Debian sources; host only)"
+	@echo "              (6.1, 6.12, trixie's 6.12 and backports' 7.3 Debian sources; host only)"
 	@echo "make install  install into /lib/modules/<ver>/updates"
 	@echo "make deb      the Debian package xfrm-nocache-dkms (DKMS) -> dist/, lintian-clean"
