@@ -124,7 +124,7 @@ check check-all demo:
 # The stress suite (tests/guest/t-30-stress-*) with 60 s per scenario and
 # at least 50 rounds of the namespace and module churns; make check runs
 # it too, at 15 s per scenario.
-stress: $(MOD) $(TOOLS)
+stress: $(MOD)
 	XNC_STRESS_SECS=60 XNC_STRESS_ROUNDS=50 tests/run.sh stress
 
 # The kernel's xfrm selftests, stock vs. module, into docs/selftests.md;
@@ -177,7 +177,7 @@ debug-kernel:
 # The guest tests on that kernel, the module built against it: four parts,
 # one boot and one kmemleak scan each; PART=1..4 for one of them, T=pattern
 # as for check, KERNEL=6.12 on 6.12's.  Not part of check (hours).
-check-debug: $(TOOLS)
+check-debug:
 	scripts/check-debug.sh
 
 .PHONY: debug-kernel check-debug
